@@ -1,0 +1,140 @@
+// Core runtime overheads, each beside the raw CUDA runtime call doing the same.
+
+#include <benchmark/benchmark.h>
+
+#include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/event.hpp"
+#include "cudakit/core/stream.hpp"
+#include "support/bench_kernels.hpp"
+#include "support/bench_main.hpp"
+
+namespace {
+
+void BM_StreamCreateDestroy_cudakit(benchmark::State& state) {
+  for (auto _ : state) {
+    cudakit::Stream s;
+    benchmark::DoNotOptimize(s.handle());
+  }
+}
+BENCHMARK(BM_StreamCreateDestroy_cudakit);
+
+void BM_StreamCreateDestroy_raw(benchmark::State& state) {
+  for (auto _ : state) {
+    cudaStream_t s;
+    cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, 0);
+    benchmark::DoNotOptimize(s);
+    cudaStreamDestroy(s);
+  }
+}
+BENCHMARK(BM_StreamCreateDestroy_raw);
+
+void BM_EventRecordQuery_cudakit(benchmark::State& state) {
+  cudakit::Stream s;
+  cudakit::Event e;
+  for (auto _ : state) {
+    e.record(s);
+    benchmark::DoNotOptimize(e.query());
+  }
+}
+BENCHMARK(BM_EventRecordQuery_cudakit);
+
+void BM_EventRecordQuery_raw(benchmark::State& state) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaEvent_t e;
+  cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+  for (auto _ : state) {
+    cudaEventRecord(e, s);
+    benchmark::DoNotOptimize(cudaEventQuery(e));
+  }
+  cudaEventDestroy(e);
+  cudaStreamDestroy(s);
+}
+BENCHMARK(BM_EventRecordQuery_raw);
+
+// A timed pair around an empty stretch of stream, then elapsed_time: the cost of timing a region.
+void BM_EventTiming_cudakit(benchmark::State& state) {
+  cudakit::Stream s;
+  cudakit::Event a(cudakit::EventFlags{.enable_timing = true});
+  cudakit::Event b(cudakit::EventFlags{.enable_timing = true});
+  for (auto _ : state) {
+    a.record(s);
+    b.record(s);
+    b.synchronize();
+    benchmark::DoNotOptimize(a.elapsed_time(b));
+  }
+}
+BENCHMARK(BM_EventTiming_cudakit);
+
+void BM_EventTiming_raw(benchmark::State& state) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  for (auto _ : state) {
+    cudaEventRecord(a, s);
+    cudaEventRecord(b, s);
+    cudaEventSynchronize(b);
+    float ms;
+    cudaEventElapsedTime(&ms, a, b);
+    benchmark::DoNotOptimize(ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  cudaStreamDestroy(s);
+}
+BENCHMARK(BM_EventTiming_raw);
+
+// Host-side cost of launching an empty kernel on the current stream (queue kept from filling
+// by a sync every 256 launches), through cudakit's current-stream lookup vs a raw handle.
+void BM_EmptyKernelLaunch_cudakit_current_stream(benchmark::State& state) {
+  cudakit::Stream s;
+  cudakit::set_current_stream(s);
+  int n = 0;
+  for (auto _ : state) {
+    cudakit::bench::launch_empty(cudakit::current_stream().handle());
+    if (++n % 256 == 0) s.synchronize();
+  }
+  s.synchronize();
+  cudakit::set_current_stream(cudakit::default_stream());
+}
+BENCHMARK(BM_EmptyKernelLaunch_cudakit_current_stream);
+
+void BM_EmptyKernelLaunch_raw(benchmark::State& state) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  int n = 0;
+  for (auto _ : state) {
+    cudakit::bench::launch_empty(s);
+    if (++n % 256 == 0) cudaStreamSynchronize(s);
+  }
+  cudaStreamSynchronize(s);
+  cudaStreamDestroy(s);
+}
+BENCHMARK(BM_EmptyKernelLaunch_raw);
+
+// Launch + wait for one empty kernel: the round-trip latency.
+void BM_EmptyKernelRoundTrip_cudakit(benchmark::State& state) {
+  cudakit::Stream s;
+  for (auto _ : state) {
+    cudakit::bench::launch_empty(s.handle());
+    s.synchronize();
+  }
+}
+BENCHMARK(BM_EmptyKernelRoundTrip_cudakit);
+
+void BM_EmptyKernelRoundTrip_raw(benchmark::State& state) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  for (auto _ : state) {
+    cudakit::bench::launch_empty(s);
+    cudaStreamSynchronize(s);
+  }
+  cudaStreamDestroy(s);
+}
+BENCHMARK(BM_EmptyKernelRoundTrip_raw);
+
+}  // namespace
+
+CUDAKIT_BENCHMARK_MAIN();

@@ -1,0 +1,64 @@
+#pragma once
+// Devices: counting, selecting and describing them (torch.cuda.device_count, set_device, ...).
+//
+// Nothing here touches the GPU before it is first called. device_count() and is_available()
+// never throw: on a machine with no GPU or no driver they answer 0 and false.
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <utility>
+
+namespace cudakit {
+
+// What get_device_properties reports; the names follow torch's _CudaDeviceProperties.
+struct DeviceProperties {
+  int index = -1;
+  std::string name;
+  int major = 0;  // compute capability
+  int minor = 0;
+  int multi_processor_count = 0;
+  std::size_t total_memory = 0;  // bytes
+  int l2_cache_size = 0;         // bytes
+  int max_threads_per_multi_processor = 0;
+  int warp_size = 0;
+  int regs_per_multiprocessor = 0;
+  std::size_t shared_memory_per_multiprocessor = 0;
+  std::size_t shared_memory_per_block_optin = 0;
+  int memory_bus_width = 0;  // bits
+  int clock_rate_khz = 0;
+  int memory_clock_rate_khz = 0;
+  bool is_integrated = false;
+  bool unified_addressing = false;
+  std::string uuid;          // "GPU-xxxxxxxx-xxxx-..."
+  std::string pci_bus_id;    // "0000:19:00.0"
+};
+
+// Number of visible CUDA devices; 0 when there is no GPU or no usable driver. Never throws.
+int device_count() noexcept;
+// True when at least one CUDA device can be used. Never throws.
+bool is_available() noexcept;
+// The calling thread's current device. @throws CudaError when no device is available.
+int current_device();
+// Makes `device` current for the calling thread. @throws InvalidArgumentError for a bad ordinal.
+void set_device(int device);
+// @throws InvalidArgumentError for a bad ordinal.
+DeviceProperties get_device_properties(int device = -1);
+// (major, minor) compute capability of `device` (-1: the current device).
+std::pair<int, int> get_device_capability(int device = -1);
+// (free, total) bytes of `device`'s memory, as the driver reports them.
+std::pair<std::size_t, std::size_t> mem_get_info(int device = -1);
+// Waits for all work on `device` (-1: the current device) to finish.
+void synchronize(int device = -1);
+// True when `device` can read and write `peer_device`'s memory directly.
+bool can_device_access_peer(int device, int peer_device);
+// The device's stream priority range: {least, greatest}. Greatest is numerically lowest (e.g. {0, -5}).
+std::pair<int, int> stream_priority_range(int device = -1);
+
+namespace detail {
+// Resolves -1 to the current device and validates any other ordinal.
+// @throws InvalidArgumentError naming `api`, the ordinal and the device count.
+int resolve_device(int device, const char* api);
+}  // namespace detail
+
+}  // namespace cudakit

@@ -1,0 +1,79 @@
+#pragma once
+// The CUDA driver API, reached through the runtime's entry-point query. See Note [Driver entry points].
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+namespace cudakit::detail {
+
+// Note [Driver entry points]
+// cudakit never links libcuda: a binary must start, and say "no CUDA device", on a machine with
+// no driver at all. The runtime (libcudart) loads the driver itself when it is first used, and
+// cudaGetDriverEntryPointByVersion hands out driver functions by name and by the ABI version we
+// were written against. Each pointer below is pinned to the version whose signature we call; a
+// symbol the installed driver lacks stays null, and the feature that needs it reports itself
+// unavailable (e.g. graph-node tools ids need a 13.1 driver). The table is filled once, on first
+// use, and is immutable afterwards, so reading it needs no lock.
+
+// cuGraphNodeGetToolsId arrived with CUDA 13.1; the 13.0 headers do not declare it.
+using PFN_GraphNodeGetToolsId = CUresult (*)(CUgraphNode, unsigned long long*);
+
+#define CUDAKIT_DRIVER_FUNCTIONS(X)               \
+  X(cuGetErrorString, 12000)                      \
+  X(cuGetErrorName, 12000)                        \
+  X(cuDriverGetVersion, 12000)                    \
+  X(cuDeviceGet, 12000)                           \
+  X(cuDeviceGetAttribute, 12000)                  \
+  X(cuCtxGetCurrent, 12000)                       \
+  X(cuCtxSetCurrent, 12000)                       \
+  X(cuDevicePrimaryCtxRetain, 12000)              \
+  X(cuDevicePrimaryCtxRelease, 12000)             \
+  X(cuStreamGetId, 12000)                         \
+  X(cuMemGetAllocationGranularity, 12000)         \
+  X(cuMemCreate, 12000)                           \
+  X(cuMemRelease, 12000)                          \
+  X(cuMemAddressReserve, 12000)                   \
+  X(cuMemAddressFree, 12000)                      \
+  X(cuMemMap, 12000)                              \
+  X(cuMemUnmap, 12000)                            \
+  X(cuMemSetAccess, 12000)                        \
+  X(cuDeviceGetDevResource, 12040)                \
+  X(cuDevSmResourceSplitByCount, 12040)           \
+  X(cuDevResourceGenerateDesc, 12040)             \
+  X(cuGreenCtxCreate, 12040)                      \
+  X(cuGreenCtxDestroy, 12040)                     \
+  X(cuGreenCtxStreamCreate, 12050)                \
+  X(cuCtxFromGreenCtx, 12040)
+
+struct DriverApi {
+#define CUDAKIT_DECLARE_DRIVER_POINTER(name, version) decltype(&::name) name = nullptr;
+  CUDAKIT_DRIVER_FUNCTIONS(CUDAKIT_DECLARE_DRIVER_POINTER)
+#undef CUDAKIT_DECLARE_DRIVER_POINTER
+  PFN_GraphNodeGetToolsId cuGraphNodeGetToolsId = nullptr;
+
+  // False when no driver could be reached (no GPU stack on this machine).
+  bool loaded = false;
+  // The runtime's error when the table could not be filled; cudaSuccess otherwise.
+  cudaError_t load_error = cudaSuccess;
+};
+
+// The table, filled on first call (thread-safe). Never throws.
+const DriverApi& driver() noexcept;
+
+// The same table, but throws CudaError when no driver is present, or when `function` is null
+// (`name` says which symbol, for the message).
+const DriverApi& require_driver(const void* function, const char* name);
+
+// "CUDA_ERROR_OUT_OF_MEMORY: out of memory", or "unknown CUresult N" without a driver.
+std::string driver_error_string(int cu_result);
+
+}  // namespace cudakit::detail
+
+// Calls a driver function through the table, throwing CudaError if it is missing or fails.
+#define CUDAKIT_DRIVER_CALL(name, ...)                                                  \
+  CUDAKIT_CHECK_DRIVER(                                                                 \
+      ::cudakit::detail::require_driver(                                                \
+          reinterpret_cast<const void*>(::cudakit::detail::driver().name), #name)       \
+          .name(__VA_ARGS__))

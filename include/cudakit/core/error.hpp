@@ -1,0 +1,153 @@
+#pragma once
+// The one error family of cudakit. See Note [Error hierarchy].
+
+#include <cuda_runtime_api.h>
+
+#include <new>
+#include <source_location>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace cudakit {
+
+// Note [Error hierarchy]
+// Every error cudakit throws is a cudakit::Error (status, API name, source location) and exactly
+// one std::exception. OutOfMemoryError must also be a std::bad_alloc, so Error cannot itself
+// derive from std::exception: a class holding both std::runtime_error and std::bad_alloc has two
+// std::exception bases, and `catch (const std::exception&)` silently misses it. Error is
+// therefore a mixin; each concrete error takes its standard base through ErrorOf<StdBase>, and
+// catching std::exception, cudakit::Error or (for OOM) std::bad_alloc all work.
+class Error {
+ public:
+  virtual ~Error() = default;
+  // The library's status code for this error: a cudaError_t, CUresult, ncclResult_t, ... as
+  // named by the derived class; 0 for errors raised by cudakit's own argument checks.
+  [[nodiscard]] int status() const noexcept { return status_; }
+  // The API whose failure this reports ("cudaMalloc", "cuMemMap", "Event::elapsed_time").
+  [[nodiscard]] const std::string& api() const noexcept { return api_; }
+  // Where the failing call was made.
+  [[nodiscard]] const std::source_location& location() const noexcept { return location_; }
+  [[nodiscard]] virtual const char* what() const noexcept = 0;
+
+ protected:
+  Error(int status, std::string api, std::source_location location)
+      : status_(status), api_(std::move(api)), location_(location) {}
+
+ private:
+  int status_;
+  std::string api_;
+  std::source_location location_;
+};
+
+namespace detail {
+// Builds "file:line: api failed: detail" once, when the error is made.
+std::string format_error_message(std::string_view api, std::string_view detail,
+                                 const std::source_location& location);
+
+template <class StdBase>
+class ErrorOf : public StdBase, public Error {
+ public:
+  [[nodiscard]] const char* what() const noexcept override { return message_.c_str(); }
+
+ protected:
+  ErrorOf(int status, std::string api, std::string_view detail, std::source_location location)
+      : StdBase(make_base()), Error(status, api, location),
+        message_(format_error_message(api, detail, location)) {}
+
+ private:
+  static StdBase make_base() {
+    if constexpr (std::is_constructible_v<StdBase, const char*>) return StdBase("cudakit error");
+    else return StdBase();
+  }
+  std::string message_;
+};
+}  // namespace detail
+
+// A CUDA runtime or driver call failed. status() is the cudaError_t (runtime) or the CUresult
+// (driver): is_driver_error() says which.
+class CudaError : public detail::ErrorOf<std::runtime_error> {
+ public:
+  CudaError(cudaError_t status, std::string api, std::string_view detail = {},
+            std::source_location location = std::source_location::current());
+  // From a driver-API CUresult.
+  static CudaError from_driver(int cu_result, std::string api, std::string_view detail = {},
+                               std::source_location location = std::source_location::current());
+  [[nodiscard]] cudaError_t cuda_status() const noexcept {
+    return static_cast<cudaError_t>(status());
+  }
+  [[nodiscard]] bool is_driver_error() const noexcept { return driver_; }
+
+ private:
+  struct DriverTag {};
+  CudaError(DriverTag, int cu_result, std::string api, std::string_view detail,
+            std::source_location location);
+  bool driver_ = false;
+};
+
+// Device (or pinned host) memory could not be provided. The message is the full report
+// (requested size, device total and free, cudakit's allocated and reserved memory, ...).
+class OutOfMemoryError : public detail::ErrorOf<std::bad_alloc> {
+ public:
+  OutOfMemoryError(std::string api, std::string_view report, std::size_t requested_bytes,
+                   std::source_location location = std::source_location::current());
+  [[nodiscard]] std::size_t requested_bytes() const noexcept { return requested_bytes_; }
+
+ private:
+  std::size_t requested_bytes_;
+};
+
+// cudakit rejected an argument before calling into CUDA (bad device ordinal, wrong event
+// flags, malformed configuration string, ...). status() is 0.
+class InvalidArgumentError : public detail::ErrorOf<std::invalid_argument> {
+ public:
+  InvalidArgumentError(std::string api, std::string_view detail,
+                       std::source_location location = std::source_location::current());
+};
+
+// A state the call requires does not hold (event not yet recorded, capture not active, ...).
+class StateError : public detail::ErrorOf<std::logic_error> {
+ public:
+  StateError(std::string api, std::string_view detail,
+             std::source_location location = std::source_location::current());
+};
+
+namespace detail {
+[[noreturn]] void throw_cuda_error(cudaError_t status, const char* call_text,
+                                   std::source_location location);
+[[noreturn]] void throw_driver_error(int cu_result, const char* call_text,
+                                     std::source_location location);
+// The API name in a call's text: "cudaMalloc(&p, n)" -> "cudaMalloc".
+std::string api_name_from_call(std::string_view call_text);
+}  // namespace detail
+
+}  // namespace cudakit
+
+// Checks a CUDA runtime call; on failure throws CudaError naming the call. The message is built
+// only on failure, and the sticky error state is cleared for non-sticky errors.
+#define CUDAKIT_CHECK_CUDA(call)                                                            \
+  do {                                                                                      \
+    const ::cudaError_t cudakit_status_ = (call);                                           \
+    if (cudakit_status_ != ::cudaSuccess) [[unlikely]]                                      \
+      ::cudakit::detail::throw_cuda_error(cudakit_status_, #call,                           \
+                                          ::std::source_location::current());               \
+  } while (0)
+
+// The same for a driver call made through the entry-point table (returns CUresult).
+#define CUDAKIT_CHECK_DRIVER(call)                                                          \
+  do {                                                                                      \
+    const int cudakit_result_ = static_cast<int>(call);                                     \
+    if (cudakit_result_ != 0) [[unlikely]]                                                  \
+      ::cudakit::detail::throw_driver_error(cudakit_result_, #call,                         \
+                                            ::std::source_location::current());             \
+  } while (0)
+
+// For destructors and other no-throw paths: a failure is ignored once the runtime is unloading,
+// and otherwise reported to stderr, never thrown.
+#define CUDAKIT_WARN_CUDA(call)                                                             \
+  ::cudakit::detail::warn_cuda_error((call), #call, ::std::source_location::current())
+
+namespace cudakit::detail {
+void warn_cuda_error(cudaError_t status, const char* call_text,
+                     std::source_location location) noexcept;
+}

@@ -1,0 +1,63 @@
+#pragma once
+// Event: an owning, move-only CUDA event (torch.cuda.Event).
+//
+// Like torch's, the CUDA event is created lazily, on the first record(), on the device of the
+// stream it is recorded on; until then it counts as complete, and waiting on it is a no-op.
+
+#include <cuda_runtime_api.h>
+
+#include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/event_ref.hpp"
+#include "cudakit/core/ipc_event_handle.hpp"
+
+namespace cudakit {
+
+struct EventFlags {
+  bool enable_timing = false;  // needed for elapsed_time; costs a little on record
+  bool blocking = false;       // synchronize() sleeps the thread instead of spinning
+  bool interprocess = false;   // shareable through ipc_handle(); excludes enable_timing
+};
+
+class Event : public EventRef {
+ public:
+  // @throws InvalidArgumentError when both enable_timing and interprocess are asked for (CUDA
+  // cannot share timing events between processes).
+  explicit Event(EventFlags flags = {});
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  // A moved-from Event is as if never recorded: null handle, complete, not shareable.
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
+
+  [[nodiscard]] const EventFlags& flags() const noexcept { return flags_; }
+  [[nodiscard]] bool was_recorded() const noexcept { return recorded_; }
+  [[nodiscard]] EventRef ref() const noexcept { return *this; }
+
+  // Captures the work queued so far on `stream`. The first record creates the event on the
+  // stream's device; later records must use a stream of the same device.
+  // @throws InvalidArgumentError when `stream` belongs to another device than the event.
+  void record(StreamRef stream = current_stream());
+  // Makes future work on `stream` wait for the recorded work (no-op if never recorded).
+  void wait(StreamRef stream = current_stream()) const;
+  // Milliseconds between this event's completion and `end`'s (both recorded, both complete).
+  // @throws StateError when either event lacks enable_timing, was not recorded, or has not
+  // completed yet; InvalidArgumentError when they belong to different devices.
+  [[nodiscard]] float elapsed_time(const Event& end) const;
+
+  // The handle another process passes to from_ipc_handle. Creates the event on `device` (-1:
+  // current) if it was never recorded.
+  // @throws StateError unless the event was made with interprocess = true.
+  [[nodiscard]] IpcEventHandle ipc_handle(int device = -1);
+  // Opens an event shared by another process. @throws CudaError when the handle is not a live
+  // interprocess event (the message says so).
+  static Event from_ipc_handle(const IpcEventHandle& handle, int device = -1);
+
+ private:
+  void create(int device);
+  void destroy() noexcept;
+  EventFlags flags_;
+  bool recorded_ = false;
+};
+
+}  // namespace cudakit

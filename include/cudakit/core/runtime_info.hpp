@@ -1,0 +1,35 @@
+#pragma once
+// What this machine's CUDA stack is: versions of the driver and libraries, and which optional
+// features work here. Used by `cudakit info`; every field is filled without throwing.
+
+#include <string>
+#include <vector>
+
+namespace cudakit {
+
+// A version as "13.0", "13.0.2", or empty when the component is absent.
+struct ComponentVersion {
+  std::string name;
+  std::string version;  // empty: not found
+  std::string detail;   // where it was found, or why not
+};
+
+struct FeatureSupport {
+  std::string name;
+  bool supported = false;
+  std::string detail;  // why not, or which mechanism
+};
+
+// cudakit, the CUDA driver and runtime, cuBLAS, NVRTC, NCCL, CUPTI, cuFile.
+[[nodiscard]] std::vector<ComponentVersion> component_versions();
+// Graph-node tools ids (cudaGraphNodeGetToolsId), GPUDirect Storage, green contexts,
+// virtual memory management (expandable segments), IPC events.
+[[nodiscard]] std::vector<FeatureSupport> feature_support();
+// Driver version as an integer (13000 for 13.0), 0 without a driver.
+[[nodiscard]] int driver_version() noexcept;
+// Runtime version as an integer (13000 for 13.0).
+[[nodiscard]] int runtime_version() noexcept;
+// 13000 -> "13.0"
+[[nodiscard]] std::string format_cuda_version(int version);
+
+}  // namespace cudakit

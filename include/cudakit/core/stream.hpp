@@ -1,0 +1,33 @@
+#pragma once
+// Stream: an owning, move-only CUDA stream (torch.cuda.Stream).
+
+#include "cudakit/core/stream_ref.hpp"
+
+namespace cudakit {
+
+class Event;
+
+class Stream : public StreamRef {
+ public:
+  // A new non-blocking stream on `device` (-1: current) with `priority`, which must lie in
+  // stream_priority_range(device); lower numbers are higher priority, 0 is the default.
+  // @throws InvalidArgumentError for a bad device or a priority out of range.
+  explicit Stream(int device = -1, int priority = 0);
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  // A moved-from Stream refers to the null stream of its device and owns nothing.
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&& other) noexcept;
+
+  [[nodiscard]] StreamRef ref() const noexcept { return *this; }
+  // Records a new event (no timing) on this stream and returns it.
+  [[nodiscard]] Event record_event() const;
+  // Gives up ownership: the caller must destroy the handle.
+  [[nodiscard]] cudaStream_t release() noexcept;
+
+ private:
+  void destroy() noexcept;
+};
+
+}  // namespace cudakit

@@ -1,0 +1,49 @@
+#pragma once
+// StreamRef: a non-owning, trivially copyable reference to a CUDA stream and its device — any
+// cudaStream_t, including ones made by other libraries (torch's ExternalStream).
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace cudakit {
+
+class EventRef;
+
+class StreamRef {
+ public:
+  // The legacy default (null) stream of the current device.
+  StreamRef();
+  // A stream whose device is known. No check is made.
+  constexpr StreamRef(cudaStream_t handle, int device) noexcept : handle_(handle), device_(device) {}
+  // Any stream, its device asked of the runtime (cudaStreamGetDevice). A null handle means the
+  // legacy default stream of the current device. @throws CudaError for an invalid handle.
+  explicit StreamRef(cudaStream_t handle);
+
+  [[nodiscard]] cudaStream_t handle() const noexcept { return handle_; }
+  [[nodiscard]] int device() const noexcept { return device_; }
+  [[nodiscard]] bool is_default() const noexcept { return handle_ == nullptr; }
+  // A process-unique id of the stream (cuStreamGetId); the same for two refs of one stream.
+  [[nodiscard]] unsigned long long id() const;
+  [[nodiscard]] int priority() const;
+
+  // True when all work queued on the stream has finished.
+  [[nodiscard]] bool query() const;
+  // Blocks the host until all work queued on the stream has finished.
+  void synchronize() const;
+  // Makes future work on this stream wait for `event` (no-op if it was never recorded). The event
+  // may belong to another device: CUDA orders streams across devices through events.
+  void wait_event(const EventRef& event) const;
+  // Makes future work on this stream wait for all work queued so far on `other`.
+  void wait_stream(StreamRef other) const;
+
+  friend bool operator==(StreamRef a, StreamRef b) noexcept {
+    return a.handle_ == b.handle_ && a.device_ == b.device_;
+  }
+
+ protected:
+  cudaStream_t handle_ = nullptr;
+  int device_ = 0;
+};
+
+}  // namespace cudakit

@@ -1,0 +1,175 @@
+#include "cudakit/core/event.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/device.hpp"
+#include "cudakit/core/device_guard.hpp"
+#include "cudakit/core/error.hpp"
+
+namespace cudakit {
+
+bool EventRef::query() const {
+  if (handle_ == nullptr) return true;
+  const cudaError_t status = cudaEventQuery(handle_);
+  if (status == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  CUDAKIT_CHECK_CUDA(status);
+  return true;
+}
+
+void EventRef::synchronize() const {
+  if (handle_ != nullptr) CUDAKIT_CHECK_CUDA(cudaEventSynchronize(handle_));
+}
+
+Event::Event(EventFlags flags) : flags_(flags) {
+  if (flags.enable_timing && flags.interprocess) {
+    throw InvalidArgumentError("Event",
+                               "an interprocess event cannot have enable_timing: CUDA shares only "
+                               "events created with timing disabled");
+  }
+}
+
+Event::~Event() { destroy(); }
+
+Event::Event(Event&& other) noexcept
+    : EventRef(std::exchange(other.handle_, nullptr), other.device_),
+      flags_(other.flags_),
+      recorded_(std::exchange(other.recorded_, false)) {}
+
+Event& Event::operator=(Event&& other) noexcept {
+  if (this != &other) {
+    destroy();
+    handle_ = std::exchange(other.handle_, nullptr);
+    device_ = other.device_;
+    flags_ = other.flags_;
+    recorded_ = std::exchange(other.recorded_, false);
+  }
+  return *this;
+}
+
+void Event::create(int device) {
+  DeviceGuard guard(device);
+  unsigned cuda_flags = cudaEventDefault;
+  if (!flags_.enable_timing) cuda_flags |= cudaEventDisableTiming;
+  if (flags_.blocking) cuda_flags |= cudaEventBlockingSync;
+  if (flags_.interprocess) cuda_flags |= cudaEventInterprocess | cudaEventDisableTiming;
+  CUDAKIT_CHECK_CUDA(cudaEventCreateWithFlags(&handle_, cuda_flags));
+  device_ = device;
+}
+
+void Event::destroy() noexcept {
+  if (handle_ != nullptr) CUDAKIT_WARN_CUDA(cudaEventDestroy(std::exchange(handle_, nullptr)));
+  recorded_ = false;
+}
+
+void Event::record(StreamRef stream) {
+  if (handle_ == nullptr) {
+    create(stream.device());
+  } else if (stream.device() != device_) {
+    throw InvalidArgumentError(
+        "Event::record", detail::concat("the event belongs to device ", device_,
+                                        " but the stream belongs to device ", stream.device(),
+                                        ": an event can only be recorded on its own device"));
+  }
+  CUDAKIT_CHECK_CUDA(cudaEventRecord(handle_, stream.handle()));
+  recorded_ = true;
+}
+
+void Event::wait(StreamRef stream) const { stream.wait_event(*this); }
+
+float Event::elapsed_time(const Event& end) const {
+  const char* api = "Event::elapsed_time";
+  if (!flags_.enable_timing || !end.flags_.enable_timing) {
+    throw StateError(api, detail::concat("both events need enable_timing = true (start: ",
+                                         flags_.enable_timing, ", end: ", end.flags_.enable_timing,
+                                         ")"));
+  }
+  if (!recorded_ || !end.recorded_) {
+    throw StateError(api, detail::concat("both events must be recorded first (start recorded: ",
+                                         recorded_, ", end recorded: ", end.recorded_, ")"));
+  }
+  if (device_ != end.device_) {
+    throw InvalidArgumentError(api, detail::concat("the events belong to different devices (",
+                                                   device_, " and ", end.device_, ")"));
+  }
+  if (!query() || !end.query()) {
+    throw StateError(api,
+                     "the recorded work has not completed yet: synchronize() the end event first");
+  }
+  float ms = 0;
+  CUDAKIT_CHECK_CUDA(cudaEventElapsedTime(&ms, handle_, end.handle_));
+  return ms;
+}
+
+IpcEventHandle Event::ipc_handle(int device) {
+  if (!flags_.interprocess) {
+    throw StateError("Event::ipc_handle",
+                     "the event was not created with EventFlags{.interprocess = true}");
+  }
+  if (handle_ == nullptr) create(detail::resolve_device(device, "Event::ipc_handle"));
+  cudaIpcEventHandle_t raw;
+  CUDAKIT_CHECK_CUDA(cudaIpcGetEventHandle(&raw, handle_));
+  static_assert(sizeof(raw) == IpcEventHandle::kSize);
+  IpcEventHandle out;
+  std::memcpy(out.bytes.data(), &raw, sizeof raw);
+  return out;
+}
+
+Event Event::from_ipc_handle(const IpcEventHandle& handle, int device) {
+  device = detail::resolve_device(device, "Event::from_ipc_handle");
+  DeviceGuard guard(device);
+  cudaIpcEventHandle_t raw;
+  std::memcpy(&raw, handle.bytes.data(), sizeof raw);
+  cudaEvent_t opened = nullptr;
+  const cudaError_t status = cudaIpcOpenEventHandle(&opened, raw);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw CudaError(status, "cudaIpcOpenEventHandle",
+                    detail::concat("the handle ", handle.to_hex().substr(0, 16),
+                                   "... is not a live interprocess event of another process"));
+  }
+  Event event(EventFlags{.interprocess = true});
+  event.handle_ = opened;
+  event.device_ = device;
+  // The other process records it; for our purposes it is a recorded event.
+  event.recorded_ = true;
+  return event;
+}
+
+std::string IpcEventHandle::to_hex() const {
+  std::string out(kSize * 2, '0');
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < kSize; ++i) {
+    out[2 * i] = kDigits[bytes[i] >> 4];
+    out[2 * i + 1] = kDigits[bytes[i] & 15];
+  }
+  return out;
+}
+
+IpcEventHandle IpcEventHandle::from_hex(std::string_view hex) {
+  if (hex.size() != kSize * 2) {
+    throw InvalidArgumentError("IpcEventHandle::from_hex",
+                               detail::concat("expected ", kSize * 2, " hex digits, got ",
+                                              hex.size(), " characters"));
+  }
+  auto digit = [&](std::size_t i) {
+    const char c = hex[i];
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    throw InvalidArgumentError("IpcEventHandle::from_hex",
+                               detail::concat("character ", i, " ('", c, "') is not a hex digit"));
+  };
+  IpcEventHandle out;
+  for (std::size_t i = 0; i < kSize; ++i) {
+    out.bytes[i] = static_cast<unsigned char>(digit(2 * i) * 16 + digit(2 * i + 1));
+  }
+  return out;
+}
+
+}  // namespace cudakit

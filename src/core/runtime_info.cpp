@@ -1,0 +1,133 @@
+#include "cudakit/core/runtime_info.hpp"
+
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+#include <nvrtc.h>
+
+#include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/device.hpp"
+#include "cudakit/core/driver_api.hpp"
+#include "cudakit/core/dynamic_library.hpp"
+#include "cudakit/version.hpp"
+
+namespace cudakit {
+
+int driver_version() noexcept {
+  int v = 0;
+  if (cudaDriverGetVersion(&v) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return v;
+}
+
+int runtime_version() noexcept {
+  int v = 0;
+  if (cudaRuntimeGetVersion(&v) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return v;
+}
+
+std::string format_cuda_version(int version) {
+  if (version <= 0) return {};
+  return detail::concat(version / 1000, ".", (version % 1000) / 10);
+}
+
+std::vector<ComponentVersion> component_versions() {
+  std::vector<ComponentVersion> out;
+  out.push_back({"cudakit", CUDAKIT_VERSION_STRING, "this library"});
+  const int drv = driver_version();
+  out.push_back({"CUDA driver", format_cuda_version(drv),
+                 drv ? "libcuda, through cudaGetDriverEntryPointByVersion"
+                     : "no CUDA driver on this machine"});
+  out.push_back({"CUDA runtime", format_cuda_version(runtime_version()), "libcudart"});
+  int major = 0, minor = 0, patch = 0;
+  cublasGetProperty(MAJOR_VERSION, &major);
+  cublasGetProperty(MINOR_VERSION, &minor);
+  cublasGetProperty(PATCH_LEVEL, &patch);
+  out.push_back({"cuBLAS", detail::concat(major, ".", minor, ".", patch), "libcublas"});
+  if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS) {
+    out.push_back({"NVRTC", detail::concat(major, ".", minor), "libnvrtc"});
+  }
+  {
+    DynamicLibrary nccl({"libnccl.so.2", "libnccl.so"});
+    using GetVersion = int (*)(int*);
+    int v = 0;
+    if (auto get = nccl.function<GetVersion>("ncclGetVersion"); get && get(&v) == 0) {
+      // NCCL encodes 2.28.9 as 22809.
+      out.push_back({"NCCL", detail::concat(v / 10000, ".", (v % 10000) / 100, ".", v % 100),
+                     nccl.description()});
+    } else {
+      out.push_back({"NCCL", "", nccl.description()});
+    }
+  }
+  {
+    DynamicLibrary cupti({"libcupti.so.13", "libcupti.so"});
+    using GetVersion = int (*)(unsigned*);
+    unsigned v = 0;
+    if (auto get = cupti.function<GetVersion>("cuptiGetVersion"); get && get(&v) == 0) {
+      out.push_back({"CUPTI", detail::concat("API ", v), cupti.description()});
+    } else {
+      out.push_back({"CUPTI", "", cupti.description()});
+    }
+  }
+  {
+    DynamicLibrary cufile({"libcufile.so.0", "libcufile.so"});
+    using GetVersion = int (*)(int*);
+    int v = 0;
+    auto get = cufile.function<GetVersion>("cuFileGetVersion");
+    if (get && get(&v) == 0) {
+      out.push_back({"cuFile", format_cuda_version(v), cufile.description()});
+    } else {
+      out.push_back({"cuFile", "", cufile.description()});
+    }
+  }
+  return out;
+}
+
+std::vector<FeatureSupport> feature_support() {
+  std::vector<FeatureSupport> out;
+  const auto& drv = detail::driver();
+  const bool have_gpu = is_available();
+  const std::string no_gpu = "no CUDA device";
+  out.push_back({"graph-node tools ids (cudaGraphNodeGetToolsId)",
+                 drv.cuGraphNodeGetToolsId != nullptr,
+                 drv.cuGraphNodeGetToolsId ? "driver entry point present"
+                 : drv.loaded ? "driver older than CUDA 13.1; annotations fall back to CUPTI ids"
+                              : "no CUDA driver"});
+  {
+    DynamicLibrary cufile({"libcufile.so.0", "libcufile.so"});
+    out.push_back({"GPUDirect Storage (cuFile)", cufile.is_loaded() && have_gpu,
+                   cufile.is_loaded() ? (have_gpu ? "libcufile loads; nvidia-fs not checked"
+                                                  : no_gpu)
+                                      : "libcufile not found"});
+  }
+  {
+    bool green = drv.cuGreenCtxCreate != nullptr && drv.cuDevSmResourceSplitByCount != nullptr;
+    out.push_back({"green contexts", green && have_gpu,
+                   !drv.loaded ? "no CUDA driver"
+                   : green    ? (have_gpu ? "cuGreenCtxCreate present" : no_gpu)
+                              : "driver lacks cuGreenCtxCreate (needs 12.4)"});
+  }
+  {
+    int vmm = 0;
+    if (have_gpu && drv.cuDeviceGetAttribute) {
+      drv.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0);
+    }
+    out.push_back({"virtual memory (expandable segments)", vmm != 0 && drv.cuMemCreate != nullptr,
+                   have_gpu ? (vmm ? "cuMemCreate/cuMemMap" : "device lacks VMM") : no_gpu});
+  }
+  {
+    int ipc = 0;
+    if (have_gpu) {
+      cudaDeviceGetAttribute(&ipc, cudaDevAttrIpcEventSupport, 0);
+      (void)cudaGetLastError();
+    }
+    out.push_back({"IPC events", ipc != 0, have_gpu ? (ipc ? "supported" : "not supported") : no_gpu});
+  }
+  return out;
+}
+
+}  // namespace cudakit

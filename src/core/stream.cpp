@@ -1,0 +1,118 @@
+#include "cudakit/core/stream.hpp"
+
+#include <optional>
+#include <utility>
+
+#include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/device.hpp"
+#include "cudakit/core/device_guard.hpp"
+#include "cudakit/core/driver_api.hpp"
+#include "cudakit/core/error.hpp"
+#include "cudakit/core/event.hpp"
+
+namespace cudakit {
+namespace {
+// Operations on the legacy null stream act on the current device's, so they need the stream's
+// device made current; real stream handles carry their device.
+struct NullStreamDevice {
+  explicit NullStreamDevice(const StreamRef& s) {
+    if (s.is_default()) guard.emplace(s.device());
+  }
+  std::optional<DeviceGuard> guard;
+};
+}  // namespace
+
+StreamRef::StreamRef() : handle_(nullptr), device_(detail::resolve_device(-1, "StreamRef")) {}
+
+StreamRef::StreamRef(cudaStream_t handle) : handle_(handle) {
+  if (handle == nullptr || handle == cudaStreamLegacy || handle == cudaStreamPerThread) {
+    device_ = detail::resolve_device(-1, "StreamRef");
+  } else {
+    CUDAKIT_CHECK_CUDA(cudaStreamGetDevice(handle, &device_));
+  }
+}
+
+unsigned long long StreamRef::id() const {
+  NullStreamDevice on(*this);
+  unsigned long long value = 0;
+  CUDAKIT_DRIVER_CALL(cuStreamGetId, reinterpret_cast<CUstream>(handle_), &value);
+  return value;
+}
+
+int StreamRef::priority() const {
+  NullStreamDevice on(*this);
+  int value = 0;
+  CUDAKIT_CHECK_CUDA(cudaStreamGetPriority(handle_, &value));
+  return value;
+}
+
+bool StreamRef::query() const {
+  NullStreamDevice on(*this);
+  const cudaError_t status = cudaStreamQuery(handle_);
+  if (status == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  CUDAKIT_CHECK_CUDA(status);
+  return true;
+}
+
+void StreamRef::synchronize() const {
+  NullStreamDevice on(*this);
+  CUDAKIT_CHECK_CUDA(cudaStreamSynchronize(handle_));
+}
+
+void StreamRef::wait_event(const EventRef& event) const {
+  if (event.is_null()) return;
+  NullStreamDevice on(*this);
+  CUDAKIT_CHECK_CUDA(cudaStreamWaitEvent(handle_, event.handle(), 0));
+}
+
+void StreamRef::wait_stream(StreamRef other) const {
+  if (other == *this) return;
+  Event marker;
+  marker.record(other);
+  wait_event(marker);
+}
+
+Stream::Stream(int device, int priority) {
+  device_ = detail::resolve_device(device, "Stream");
+  DeviceGuard guard(device_);
+  int least = 0, greatest = 0;
+  CUDAKIT_CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  if (priority > least || priority < greatest) {
+    throw InvalidArgumentError(
+        "Stream", detail::concat("priority ", priority, " is outside device ", device_,
+                                 "'s range [", greatest, " (highest), ", least, " (lowest)]"));
+  }
+  CUDAKIT_CHECK_CUDA(cudaStreamCreateWithPriority(&handle_, cudaStreamNonBlocking, priority));
+}
+
+Stream::~Stream() { destroy(); }
+
+Stream::Stream(Stream&& other) noexcept
+    : StreamRef(std::exchange(other.handle_, nullptr), other.device_) {}
+
+Stream& Stream::operator=(Stream&& other) noexcept {
+  if (this != &other) {
+    destroy();
+    handle_ = std::exchange(other.handle_, nullptr);
+    device_ = other.device_;
+  }
+  return *this;
+}
+
+Event Stream::record_event() const {
+  Event event;
+  event.record(*this);
+  return event;
+}
+
+cudaStream_t Stream::release() noexcept { return std::exchange(handle_, nullptr); }
+
+void Stream::destroy() noexcept {
+  // cudaStreamDestroy returns at once; work already queued still completes.
+  if (handle_ != nullptr) CUDAKIT_WARN_CUDA(cudaStreamDestroy(std::exchange(handle_, nullptr)));
+}
+
+}  // namespace cudakit
