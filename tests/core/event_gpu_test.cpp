@@ -8,6 +8,7 @@
 #include "cudakit/core/stream.hpp"
 #include "support/gpu_test.hpp"
 #include "support/kernels.hpp"
+#include "support/paths.hpp"
 
 namespace {
 
@@ -126,7 +127,7 @@ TEST(EventGpu, IpcEventIsSharedWithAnotherProcess) {
   Event shared(EventFlags{.interprocess = true});
   cudakit::testing::launch_spin(s.handle(), 3'000'000'000ull);  // 3 s: the child starts meanwhile
   shared.record(s);
-  const std::string command = std::string(CUDAKIT_BIN_DIR) + "/cudakit_ipc_event_child " +
+  const std::string command = cudakit::testing::bin_dir() + "/cudakit_ipc_event_child " +
                               shared.ipc_handle().to_hex();
   const int status = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(status));

@@ -1,0 +1,53 @@
+// Allocator workloads (bench/support/alloc_workloads.hpp) against cudaMallocAsync and cudaMalloc
+// here, and cudakit's caching allocator; PyTorch's runs the same workloads in
+// bench/torch/torch_alloc_bench.cpp, and bench/alloc_table.py joins them into one table.
+// Usage: alloc_bench [--only NAME] [trace-label trace-path]...
+
+#include <cstring>
+#include <string>
+
+#include "cudakit/core/device.hpp"
+#include "cudakit/core/error.hpp"
+#include "support/alloc_allocators.hpp"
+#include "support/alloc_workloads.hpp"
+
+int main(int argc, char** argv) {
+  if (!cudakit::is_available()) {
+    std::printf("no CUDA device: allocator benchmark skipped\n");
+    return 0;
+  }
+  std::string only;
+  std::vector<std::pair<std::string, std::string>> traces;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = argv[++i];
+    } else if (i + 1 < argc) {
+      traces.emplace_back(argv[i], argv[i + 1]);
+      ++i;
+    }
+  }
+  cudakit::set_device(0);
+  auto make_stream = [] {
+    cudaStream_t s;
+    CUDAKIT_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    return s;
+  };
+  using namespace cudakit::bench;
+  if (only.empty() || only == "cudakit") {
+    CudakitAllocator a;
+    run_all_workloads("cudakit", a, make_stream, traces);
+  }
+  if (only.empty() || only == "cudaMallocAsync") {
+    MallocAsyncAllocator a;
+    run_all_workloads("cudaMallocAsync", a, make_stream, traces);
+  }
+  if (only.empty() || only == "cudaMalloc") {
+    MallocAllocator a;
+    cudaStream_t s = make_stream();
+    for (auto [label, bytes] : {std::pair<const char*, std::size_t>{"pair_512B", 512},
+                                {"pair_1MiB", 1u << 20}, {"pair_64MiB", 64u << 20}}) {
+      emit("cudaMalloc", label, pair_ns(a, bytes, s, 2000), "ns");
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,118 @@
+// What it costs to get device memory from the driver, by size and by mechanism: the figures
+// the caching allocator's segment policy is designed around (See Note [Segment sizes]).
+// Plain program: a few repetitions of large operations, median reported.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "cudakit/core/device.hpp"
+#include "cudakit/core/driver_api.hpp"
+#include "cudakit/core/error.hpp"
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+template <class F>
+double median_us(int reps, F&& f) {
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    auto a = Clock::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+}  // namespace
+
+int main() {
+  if (!cudakit::is_available()) {
+    std::printf("no CUDA device: segment cost benchmark skipped\n");
+    return 0;
+  }
+  cudakit::set_device(0);
+  CUDAKIT_CHECK_CUDA(cudaFree(nullptr));
+  const auto& drv = cudakit::detail::driver();
+  CUdevice dev;
+  CUDAKIT_DRIVER_CALL(cuDeviceGet, &dev, 0);
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  std::size_t granularity = 0;
+  CUDAKIT_DRIVER_CALL(cuMemGetAllocationGranularity, &granularity, &prop,
+                      CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  std::printf("VMM granularity %zu KiB\n", granularity >> 10);
+  std::printf("%10s %14s %14s %16s %16s %16s %14s\n", "MiB", "cudaMalloc us", "cudaFree us",
+              "cuMemCreate us", "reserve+map us", "setAccess us", "unmap+rel us");
+  for (std::size_t mib : {2, 8, 20, 64, 256, 1024, 4096}) {
+    const std::size_t bytes = mib << 20;
+    std::vector<void*> ptrs;
+    const int reps = mib >= 1024 ? 3 : 7;
+    double malloc_us = median_us(reps, [&] {
+      void* p;
+      CUDAKIT_CHECK_CUDA(cudaMalloc(&p, bytes));
+      ptrs.push_back(p);
+    });
+    std::size_t i = 0;
+    double free_us = median_us(reps, [&] { CUDAKIT_CHECK_CUDA(cudaFree(ptrs[i++])); });
+    std::vector<CUmemGenericAllocationHandle> handles;
+    std::vector<CUdeviceptr> vas;
+    double create_us = median_us(reps, [&] {
+      CUmemGenericAllocationHandle h;
+      CUDAKIT_DRIVER_CALL(cuMemCreate, &h, bytes, &prop, 0);
+      handles.push_back(h);
+    });
+    i = 0;
+    double map_us = median_us(reps, [&] {
+      CUdeviceptr va;
+      CUDAKIT_DRIVER_CALL(cuMemAddressReserve, &va, bytes, 0, 0, 0);
+      CUDAKIT_DRIVER_CALL(cuMemMap, va, bytes, 0, handles[i++], 0);
+      vas.push_back(va);
+    });
+    i = 0;
+    double access_us = median_us(reps, [&] {
+      CUDAKIT_DRIVER_CALL(cuMemSetAccess, vas[i++], bytes, &access, 1);
+    });
+    i = 0;
+    double release_us = median_us(reps, [&] {
+      CUDAKIT_DRIVER_CALL(cuMemUnmap, vas[i], bytes);
+      CUDAKIT_DRIVER_CALL(cuMemAddressFree, vas[i], bytes);
+      CUDAKIT_DRIVER_CALL(cuMemRelease, handles[i]);
+      ++i;
+    });
+    std::printf("%10zu %14.1f %14.1f %16.1f %16.1f %16.1f %14.1f\n", mib, malloc_us, free_us,
+                create_us, map_us, access_us, release_us);
+  }
+  // Mapping many 2 MiB pages into one reserved range: the cost of growing an expandable segment.
+  {
+    const int pages = 256;
+    const std::size_t page = 2u << 20;
+    CUdeviceptr va;
+    CUDAKIT_DRIVER_CALL(cuMemAddressReserve, &va, pages * page, 0, 0, 0);
+    std::vector<CUmemGenericAllocationHandle> hs(pages);
+    auto t0 = Clock::now();
+    for (int p = 0; p < pages; ++p) {
+      CUDAKIT_DRIVER_CALL(cuMemCreate, &hs[p], page, &prop, 0);
+      CUDAKIT_DRIVER_CALL(cuMemMap, va + p * page, page, 0, hs[p], 0);
+      CUDAKIT_DRIVER_CALL(cuMemSetAccess, va + p * page, page, &access, 1);
+    }
+    auto t1 = Clock::now();
+    for (int p = 0; p < pages; ++p) {
+      CUDAKIT_DRIVER_CALL(cuMemUnmap, va + p * page, page);
+      CUDAKIT_DRIVER_CALL(cuMemRelease, hs[p]);
+    }
+    auto t2 = Clock::now();
+    CUDAKIT_DRIVER_CALL(cuMemAddressFree, va, pages * page);
+    std::printf("per 2 MiB page: create+map+access %.1f us, unmap+release %.1f us\n",
+                std::chrono::duration<double, std::micro>(t1 - t0).count() / pages,
+                std::chrono::duration<double, std::micro>(t2 - t1).count() / pages);
+  }
+  (void)drv;
+  return 0;
+}

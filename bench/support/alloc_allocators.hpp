@@ -1,0 +1,75 @@
+#pragma once
+// Adapters giving cudakit's allocator and CUDA's own the interface alloc_workloads.hpp drives.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cudakit/core/error.hpp"
+#include "cudakit/memory/device_allocator.hpp"
+
+namespace cudakit::bench {
+
+class MallocAsyncAllocator {
+ public:
+  MallocAsyncAllocator() {
+    CUDAKIT_CHECK_CUDA(cudaDeviceGetDefaultMemPool(&pool_, 0));
+    std::uint64_t keep = UINT64_MAX;  // cache like a caching allocator (torch's backend does too)
+    CUDAKIT_CHECK_CUDA(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+  void* alloc(std::size_t bytes, cudaStream_t s) {
+    void* p;
+    CUDAKIT_CHECK_CUDA(cudaMallocAsync(&p, bytes, s));
+    return p;
+  }
+  void free(void* p, cudaStream_t s) { CUDAKIT_CHECK_CUDA(cudaFreeAsync(p, s)); }
+  void empty_cache() {
+    CUDAKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    CUDAKIT_CHECK_CUDA(cudaMemPoolTrimTo(pool_, 0));
+  }
+  void reset_peaks() {
+    std::uint64_t zero = 0;
+    CUDAKIT_CHECK_CUDA(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReservedMemHigh, &zero));
+    CUDAKIT_CHECK_CUDA(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &zero));
+  }
+  std::size_t peak_allocated() { return attribute(cudaMemPoolAttrUsedMemHigh); }
+  std::size_t peak_reserved() { return attribute(cudaMemPoolAttrReservedMemHigh); }
+  std::size_t device_allocations() { return 0; }
+
+ private:
+  std::size_t attribute(cudaMemPoolAttr which) {
+    std::uint64_t v = 0;
+    CUDAKIT_CHECK_CUDA(cudaMemPoolGetAttribute(pool_, which, &v));
+    return v;
+  }
+  cudaMemPool_t pool_{};
+};
+
+class MallocAllocator {
+ public:
+  void* alloc(std::size_t bytes, cudaStream_t) {
+    void* p;
+    CUDAKIT_CHECK_CUDA(cudaMalloc(&p, bytes));
+    return p;
+  }
+  void free(void* p, cudaStream_t) { CUDAKIT_CHECK_CUDA(cudaFree(p)); }
+  void empty_cache() {}
+  void reset_peaks() {}
+  std::size_t peak_allocated() { return 0; }
+  std::size_t peak_reserved() { return 0; }
+  std::size_t device_allocations() { return 0; }
+};
+
+// cudakit's default device allocator through its public API.
+class CudakitAllocator {
+ public:
+  void* alloc(std::size_t bytes, cudaStream_t s) { return memory::allocate(bytes, StreamRef(s, 0)); }
+  void free(void* p, cudaStream_t) { memory::deallocate(p); }
+  void empty_cache() {}
+  void reset_peaks() {}
+  std::size_t peak_allocated() { return 0; }
+  std::size_t peak_reserved() { return 0; }
+  std::size_t device_allocations() { return 0; }
+};
+
+}  // namespace cudakit::bench

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs the whole GPU tier on a GPU machine from a staged bundle (scripts/stage-gpu-bundle.sh) and
+# prints a summary ending in "N passed, N failed, N skipped". Usage: gpu-bundle/gpu-tier.sh [OUT_DIR]
+set -uo pipefail
+bundle=$(cd "$(dirname "$0")" && pwd)
+out=${1:-${OUT:-/tmp/cudakit-gpu-tier}}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$bundle/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export CUDAKIT_TEST_DATA_DIR=${CUDAKIT_TEST_DATA_DIR:-$bundle/../tests/data}
+export CUDAKIT_SHARED_DATA_DIR=${CUDAKIT_SHARED_DATA_DIR:-$bundle/data}
+status=0
+for t in cudakit_host_tests cudakit_gpu_tests; do
+  echo "== $t"
+  "$bundle/bin/$t" --gtest_output=xml:"$out/$t.xml" --gtest_brief=1 ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} \
+      >"$out/$t.log" 2>&1 || status=1
+  grep -E "^\[  (FAILED|SKIPPED) |Failure|error:" "$out/$t.log" | head -40
+done
+python3 - "$out" <<'PY'
+import sys, glob, xml.etree.ElementTree as ET
+passed = failed = skipped = 0
+for f in sorted(glob.glob(sys.argv[1] + "/*.xml")):
+    for case in ET.parse(f).getroot().iter("testcase"):
+        if case.find("failure") is not None: failed += 1
+        elif case.find("skipped") is not None or case.get("result") == "skipped": skipped += 1
+        else: passed += 1
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
+PY
+exit $status

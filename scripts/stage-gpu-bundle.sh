@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds (no GPU needed) and stages everything the GPU tier and the benchmarks need into
+# gpu-bundle/: the binaries, libcudakit, the non-CUDA shared libraries they use, the allocation
+# traces. The GPU machine then needs nothing installed: CUDA 13's own libraries are there.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${CUDAKIT_BUILD_DIR:-$root/build}
+bundle=$root/gpu-bundle
+"$root/scripts/build.sh" "$build"
+rm -rf "$bundle"
+mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/data"
+cp -a "$build"/bin/* "$bundle/bin/"
+cp -a "$build"/src/libcudakit.so* "$bundle/lib/"
+# Non-CUDA shared libraries the binaries need that a bare GPU image may lack.
+for lib in libbenchmark.so.1debian; do
+  cp -L "/usr/lib/x86_64-linux-gnu/$lib" "$bundle/lib/" 2>/dev/null || true
+done
+if [ -d "$root/../shared/data/alloc-traces" ]; then
+  cp -a "$root/../shared/data/alloc-traces" "$bundle/data/"
+fi
+cp "$root/scripts/gpu-tier.sh" "$bundle/"
+strip --strip-unneeded "$bundle"/bin/* "$bundle"/lib/libcudakit.so* 2>/dev/null || true
+du -sh "$bundle"
