@@ -65,11 +65,13 @@ class CudakitAllocator {
  public:
   void* alloc(std::size_t bytes, cudaStream_t s) { return memory::allocate(bytes, StreamRef(s, 0)); }
   void free(void* p, cudaStream_t) { memory::deallocate(p); }
-  void empty_cache() {}
-  void reset_peaks() {}
-  std::size_t peak_allocated() { return 0; }
-  std::size_t peak_reserved() { return 0; }
-  std::size_t device_allocations() { return 0; }
+  void empty_cache() { memory::empty_cache(); }
+  void reset_peaks() { memory::reset_peak_memory_stats(0); }
+  std::size_t peak_allocated() { return memory::max_memory_allocated(0); }
+  std::size_t peak_reserved() { return memory::max_memory_reserved(0); }
+  std::size_t device_allocations() {
+    return static_cast<std::size_t>(memory::memory_stats(0).num_device_alloc);
+  }
 };
 
 }  // namespace cudakit::bench

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "cudakit/memory/alloc_replay.hpp"
 #include "cudakit/memory/alloc_trace.hpp"
 
 namespace cudakit::bench {
@@ -83,41 +84,12 @@ double churn_ns_per_op(Allocator& a, cudaStream_t stream, int steps = 400000) {
   return best;
 }
 
-struct ReplayResult {
-  double ns_per_op = 0;
-  std::size_t peak_allocated = 0;
-  std::size_t peak_reserved = 0;
-  std::size_t device_allocations = 0;
-};
+using memory::ReplayResult;
 
-// Replays a trace from an empty cache: each distinct trace stream is one real stream.
 template <class Allocator>
 ReplayResult replay(Allocator& a, const memory::AllocTrace& trace,
                     const std::vector<cudaStream_t>& streams) {
-  std::vector<void*> live(trace.num_ids, nullptr);
-  a.empty_cache();
-  a.reset_peaks();
-  const std::size_t segments_before = a.device_allocations();
-  const auto start = Clock::now();
-  for (const auto& op : trace.ops) {
-    cudaStream_t s = streams[op.stream % streams.size()];
-    if (op.is_alloc) {
-      live[op.slot] = a.alloc(op.size, s);
-    } else {
-      a.free(live[op.slot], s);
-      live[op.slot] = nullptr;
-    }
-  }
-  ReplayResult r;
-  r.ns_per_op = seconds_since(start) * 1e9 / static_cast<double>(trace.ops.size());
-  r.peak_allocated = a.peak_allocated();
-  r.peak_reserved = a.peak_reserved();
-  r.device_allocations = a.device_allocations() - segments_before;
-  for (std::size_t i = 0; i < live.size(); ++i) {
-    if (live[i]) a.free(live[i], streams[0]);
-  }
-  a.empty_cache();
-  return r;
+  return memory::replay_alloc_trace(a, trace, streams);
 }
 
 // Aggregate alloc+free pairs per second of `threads` threads, each on its own stream.

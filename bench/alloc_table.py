@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Joins the allocator benchmarks' JSON lines into the README's side-by-side table."""
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if not line.startswith("{"):
+        continue
+    r = json.loads(line)
+    rows.setdefault(r["workload"], {})[r["allocator"]] = r["value"]
+names = []
+for w in rows.values():
+    for a in w:
+        if a not in names:
+            names.append(a)
+def fmt(v):
+    return "" if v is None else (f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}")
+print("| workload | " + " | ".join(names) + " | cudakit vs torch |")
+print("| --- |" + " --- |" * (len(names) + 1))
+for w, vals in rows.items():
+    ratio = ""
+    if "cudakit" in vals and "torch" in vals and vals["cudakit"]:
+        better_high = w.endswith("pairs_per_s") or w.endswith("_over_1")
+        ratio = vals["cudakit"] / vals["torch"] if better_high else vals["torch"] / vals["cudakit"]
+        ratio = f"{ratio:.2f}x" + (" faster" if not w.endswith("MiB") and not w.endswith("allocations") else " less")
+    print(f"| {w} | " + " | ".join(fmt(vals.get(n)) for n in names) + f" | {ratio} |")
+for t in ("gpt_train", "serve_kv"):
+    for n in names:
+        try:
+            print(f"{t} {n}: peak reserved / peak allocated = {rows[t + '.peak_reserved_MiB'][n] / rows[t + '.peak_allocated_MiB'][n]:.3f}")
+        except (KeyError, ZeroDivisionError):
+            pass

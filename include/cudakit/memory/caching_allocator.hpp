@@ -1,0 +1,149 @@
+#pragma once
+// CachingAllocator: the policy engine of cudakit's device allocator — which cached block serves
+// which request, when memory is obtained from or returned to its SegmentProvider, stream-ordered
+// reuse, statistics and history. It never calls CUDA itself, so the host tier tests it on host
+// memory (HostSegmentProvider) exactly as it runs on a GPU (CudaSegmentProvider).
+//
+// Thread safety: every member may be called from any thread. State is sharded per (pool,
+// stream), each shard with its own lock, so threads working on their own streams do not
+// contend (See Note [Shards and statistics]).
+
+#include <chrono>
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cudakit/memory/allocator_config.hpp"
+#include "cudakit/memory/memory_stats.hpp"
+#include "cudakit/memory/segment_provider.hpp"
+#include "cudakit/memory/stream_events.hpp"
+
+namespace cudakit::memory {
+
+// A memory pool's id, as torch's MempoolId_t: {0, 0} is the default pool; graph pools and
+// user pools get unique ids from new_pool_id().
+struct PoolId {
+  std::uint64_t first = 0;
+  std::uint64_t second = 0;
+  friend auto operator<=>(const PoolId&, const PoolId&) = default;
+  [[nodiscard]] bool is_default() const noexcept { return first == 0 && second == 0; }
+};
+
+// One stack frame of an allocation's context (record_memory_history).
+struct StackFrame {
+  std::string name;
+  std::string filename;
+  int line = 0;
+};
+using StackFrames = std::vector<StackFrame>;
+
+struct TraceEntry {
+  enum class Action { alloc, free_requested, free_completed, segment_alloc, segment_free,
+                      segment_map, segment_unmap, oom };
+  Action action = Action::alloc;
+  std::uintptr_t address = 0;
+  std::size_t size = 0;
+  StreamKey stream = 0;
+  std::int64_t time_us = 0;
+  std::shared_ptr<const StackFrames> frames;
+};
+[[nodiscard]] const char* to_string(TraceEntry::Action action);
+
+struct BlockSnapshot {
+  std::uintptr_t address = 0;
+  std::size_t size = 0;
+  std::size_t requested_size = 0;
+  enum class State { active_allocated, active_pending_free, inactive } state = State::inactive;
+  std::shared_ptr<const StackFrames> frames;
+};
+
+struct SegmentSnapshot {
+  int device = 0;
+  std::uintptr_t address = 0;
+  std::size_t total_size = 0;  // mapped bytes for expandable segments
+  std::size_t allocated_size = 0;
+  std::size_t active_size = 0;
+  std::size_t requested_size = 0;
+  StreamKey stream = 0;
+  bool is_small = false;  // "small" or "large" segment type
+  bool is_expandable = false;
+  PoolId pool;
+  std::vector<BlockSnapshot> blocks;
+};
+
+struct MemorySnapshot {
+  int device = 0;
+  std::vector<SegmentSnapshot> segments;
+  std::vector<TraceEntry> trace;
+  MemoryStats stats;
+  AllocatorConfig config;
+};
+
+class CachingAllocator {
+ public:
+  // `provider` supplies the default pool's memory; `events` tells when streams' work finished.
+  CachingAllocator(int device, std::shared_ptr<SegmentProvider> provider,
+                   std::shared_ptr<StreamEvents> events, AllocatorConfig config = {});
+  // Returns all cached memory to the providers. Blocks still allocated are reported and leaked.
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  // Memory for use on `stream`, from `pool`. nullptr for 0 bytes.
+  // @throws OutOfMemoryError with a report, after freeing cached memory and retrying.
+  // @throws InvalidArgumentError for a pool that does not exist (or was released).
+  [[nodiscard]] void* allocate(std::size_t bytes, StreamKey stream, PoolId pool = {});
+  // @throws InvalidArgumentError for a pointer that is not a live allocation of this allocator.
+  void deallocate(void* ptr);
+  // The block will not be reused until the work queued on `stream` so far has finished.
+  void record_stream(void* ptr, StreamKey stream);
+  // Rounded size of a live allocation. @throws InvalidArgumentError as deallocate.
+  [[nodiscard]] std::size_t allocation_size(const void* ptr) const;
+  // True when ptr points into memory this allocator manages (any pool).
+  [[nodiscard]] bool owns(const void* ptr) const noexcept;
+
+  // Waits for every pending free, then returns every wholly free segment (and the free tails of
+  // expandable ranges) of every pool to its provider.
+  void empty_cache();
+  // Completes pending frees whose streams' work has finished (does not wait).
+  void process_events();
+
+  // Pools. A pool with a null provider draws from the default provider.
+  [[nodiscard]] static PoolId new_pool_id() noexcept;
+  void create_pool(PoolId id, std::shared_ptr<SegmentProvider> provider = nullptr);
+  // The pool's cached memory is returned now; it disappears once its last block is freed.
+  void release_pool(PoolId id);
+  [[nodiscard]] bool has_pool(PoolId id) const;
+  // Bytes reserved by `id` (all streams).
+  [[nodiscard]] std::size_t pool_reserved_bytes(PoolId id) const;
+  [[nodiscard]] std::size_t pool_allocated_bytes(PoolId id) const;
+
+  // See Note [Shards and statistics] for what "peak" means across streams.
+  [[nodiscard]] MemoryStats stats() const;
+  void reset_peak_stats();
+  void reset_accumulated_stats();
+
+  // Reserved memory is limited to fraction * total (0 < fraction <= 1).
+  void set_memory_fraction(double fraction);
+  [[nodiscard]] const AllocatorConfig& config() const noexcept;
+  [[nodiscard]] int device() const noexcept;
+  [[nodiscard]] SegmentProvider& provider() const noexcept;
+
+  // History: when enabled, every allocation, free and segment change is recorded (the last
+  // `max_entries`), allocations with the frames `capture` returns. capture may be empty.
+  using CaptureFrames = std::function<std::shared_ptr<const StackFrames>()>;
+  void record_history(bool enabled, std::size_t max_entries = 100000, CaptureFrames capture = {});
+  [[nodiscard]] MemorySnapshot snapshot() const;
+  // The readable table torch.cuda.memory_summary() prints.
+  [[nodiscard]] std::string summary() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cudakit::memory

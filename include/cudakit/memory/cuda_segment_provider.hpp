@@ -1,0 +1,57 @@
+#pragma once
+// Device memory for the caching allocator: cudaMalloc'd segments, or address ranges backed on
+// demand through the driver's virtual memory API (cuMemAddressReserve / cuMemCreate / cuMemMap /
+// cuMemSetAccess, reached through the entry-point table).
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "cudakit/memory/segment_provider.hpp"
+#include "cudakit/memory/stream_events.hpp"
+
+namespace cudakit::memory {
+
+class CudaSegmentProvider : public SegmentProvider {
+ public:
+  // @throws InvalidArgumentError for a bad device.
+  explicit CudaSegmentProvider(int device);
+  ~CudaSegmentProvider() override;
+
+  [[nodiscard]] std::string name() const override;
+  void* allocate_segment(std::size_t bytes, StreamKey stream) override;
+  void free_segment(void* ptr, std::size_t bytes, StreamKey stream) noexcept override;
+  [[nodiscard]] std::size_t page_size() const override { return page_size_; }
+  void* reserve_range(std::size_t bytes) override;
+  void release_range(void* base, std::size_t bytes) noexcept override;
+  bool map(void* addr, std::size_t bytes) override;
+  void unmap(void* addr, std::size_t bytes) noexcept override;
+  void synchronize(StreamKey stream) override;
+  [[nodiscard]] std::pair<std::size_t, std::size_t> memory_info() const override;
+
+ private:
+  int device_;
+  std::size_t page_size_ = 0;  // 0 when the device has no virtual memory management
+  std::size_t total_ = 0;
+  std::mutex handles_mutex_;
+  std::map<std::uintptr_t, unsigned long long> handles_;  // mapped address -> CUmemGenericAllocationHandle
+};
+
+// CUDA events from a pool, for stream-ordered frees.
+class CudaStreamEvents : public StreamEvents {
+ public:
+  explicit CudaStreamEvents(int device) : device_(device) {}
+  ~CudaStreamEvents() override;
+  Token record(StreamKey stream) override;
+  bool query(Token token) override;
+  void synchronize(Token token) override;
+  void release(Token token) noexcept override;
+
+ private:
+  int device_;
+  std::mutex mutex_;
+  std::vector<void*> free_events_;
+  std::vector<void*> all_events_;
+};
+
+}  // namespace cudakit::memory

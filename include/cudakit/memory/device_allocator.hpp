@@ -1,0 +1,48 @@
+#pragma once
+// The default caching allocator of each device and torch.cuda.memory's functions over it.
+//
+// Stream ordering: memory returned by allocate(bytes, s) may be used by work queued on `s`
+// right away. deallocate() makes the block reusable by later allocations on `s` at once (work
+// queued on `s` later runs after the work that used it); other streams' work that used it must
+// be declared with record_stream(), and the block is reused only after that work has finished.
+//
+// Each device's allocator is created on first use, configured from CUDAKIT_ALLOC_CONF.
+
+#include <cstddef>
+#include <string>
+
+#include "cudakit/core/current_stream.hpp"
+#include "cudakit/memory/caching_allocator.hpp"
+#include "cudakit/memory/memory_stats.hpp"
+
+namespace cudakit::memory {
+
+// `bytes` of device memory on `stream`'s device, for use on `stream`, from the calling thread's
+// current pool (use_mem_pool) or the default pool. Returns nullptr for 0 bytes.
+// @throws OutOfMemoryError (after freeing the cache and retrying) with a full report.
+[[nodiscard]] void* allocate(std::size_t bytes, StreamRef stream = current_stream());
+// Returns memory from allocate(). Null is ignored.
+// @throws InvalidArgumentError for a pointer allocate() did not return, or one already freed.
+void deallocate(void* ptr);
+// Marks `ptr` as used by `stream`, so that its reuse waits for the work queued on `stream` so
+// far (torch's Tensor.record_stream). @throws InvalidArgumentError as deallocate.
+void record_stream(void* ptr, StreamRef stream);
+
+// The caching allocator of `device` (-1: current), created on first use.
+[[nodiscard]] CachingAllocator& device_allocator(int device = -1);
+
+[[nodiscard]] MemoryStats memory_stats(int device = -1);
+[[nodiscard]] std::size_t memory_allocated(int device = -1);
+[[nodiscard]] std::size_t max_memory_allocated(int device = -1);
+[[nodiscard]] std::size_t memory_reserved(int device = -1);
+[[nodiscard]] std::size_t max_memory_reserved(int device = -1);
+void reset_peak_memory_stats(int device = -1);
+void reset_accumulated_memory_stats(int device = -1);
+// Returns cached, unused memory of every device whose allocator exists to the driver.
+void empty_cache();
+// Limits reserved memory on `device` to fraction * its total memory.
+void set_per_process_memory_fraction(double fraction, int device = -1);
+// torch.cuda.memory_summary(): a readable table of the statistics.
+[[nodiscard]] std::string memory_summary(int device = -1);
+
+}  // namespace cudakit::memory

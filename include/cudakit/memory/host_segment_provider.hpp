@@ -1,0 +1,76 @@
+#pragma once
+// Host memory standing in for a device: the caching allocator's policy runs on it in the host
+// test tier and in `cudakit alloc-replay --backend host`, with no GPU.
+
+#include <atomic>
+#include <cstddef>
+#include <map>
+#include <mutex>
+
+#include "cudakit/memory/segment_provider.hpp"
+#include "cudakit/memory/stream_events.hpp"
+
+namespace cudakit::memory {
+
+// Address space comes from mmap(PROT_NONE, MAP_NORESERVE) and is made accessible on map(), so
+// tests can write into every byte while untouched pages cost nothing; `capacity` bytes of
+// "device memory" exist in all (segments + mapped ranges), beyond which allocation fails.
+class HostSegmentProvider : public SegmentProvider {
+ public:
+  explicit HostSegmentProvider(std::size_t capacity, std::size_t page_size = 2u << 20);
+  ~HostSegmentProvider() override;
+
+  [[nodiscard]] std::string name() const override { return "host"; }
+  void* allocate_segment(std::size_t bytes, StreamKey stream) override;
+  void free_segment(void* ptr, std::size_t bytes, StreamKey stream) noexcept override;
+  [[nodiscard]] std::size_t page_size() const override { return page_size_; }
+  void* reserve_range(std::size_t bytes) override;
+  void release_range(void* base, std::size_t bytes) noexcept override;
+  bool map(void* addr, std::size_t bytes) override;
+  void unmap(void* addr, std::size_t bytes) noexcept override;
+  [[nodiscard]] std::pair<std::size_t, std::size_t> memory_info() const override;
+
+  [[nodiscard]] std::size_t in_use() const noexcept { return in_use_.load(); }
+  // Calls that obtained memory (allocate_segment + map) and returned it.
+  [[nodiscard]] std::size_t acquire_calls() const noexcept { return acquire_calls_.load(); }
+  [[nodiscard]] std::size_t release_calls() const noexcept { return release_calls_.load(); }
+
+ private:
+  bool take(std::size_t bytes);
+  std::size_t capacity_;
+  std::size_t page_size_;
+  std::atomic<std::size_t> in_use_{0};
+  std::atomic<std::size_t> acquire_calls_{0};
+  std::atomic<std::size_t> release_calls_{0};
+};
+
+// Events whose completion the test controls: record() returns a ticket per stream; a ticket is
+// complete once complete_up_to(stream, ticket) (or complete_all()) has been called. With
+// `auto_complete`, every event is complete at once (work "finishes" instantly).
+class HostStreamEvents : public StreamEvents {
+ public:
+  explicit HostStreamEvents(bool auto_complete = true) : auto_complete_(auto_complete) {}
+  Token record(StreamKey stream) override;
+  bool query(Token token) override;
+  void synchronize(Token token) override;
+  void release(Token token) noexcept override;
+  // The ticket the next record(stream) will return minus one: "all work queued so far".
+  std::uint64_t last_ticket(StreamKey stream);
+  void complete_up_to(StreamKey stream, std::uint64_t ticket);
+  void complete_all();
+  [[nodiscard]] std::size_t live_tokens();
+
+ private:
+  struct Pending {
+    StreamKey stream;
+    std::uint64_t ticket;
+  };
+  bool auto_complete_;
+  std::mutex mutex_;
+  std::map<StreamKey, std::uint64_t> issued_;
+  std::map<StreamKey, std::uint64_t> completed_;
+  std::map<Token, Pending> tokens_;
+  Token next_token_ = 1;
+};
+
+}  // namespace cudakit::memory

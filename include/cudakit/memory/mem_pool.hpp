@@ -1,0 +1,65 @@
+#pragma once
+// MemPool and use_mem_pool (torch.cuda.MemPool, torch.cuda.use_mem_pool): a separate pool of
+// device memory, optionally drawn from user allocation functions (torch's
+// CUDAPluggableAllocator), that the calling thread's allocations can be routed to.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "cudakit/memory/caching_allocator.hpp"
+
+namespace cudakit::memory {
+
+// A pair of C functions that provide a pool's memory.
+using UserAllocFn = void* (*)(std::size_t size, int device, cudaStream_t stream);
+using UserFreeFn = void (*)(void* ptr, std::size_t size, int device, cudaStream_t stream);
+
+class MemPool {
+ public:
+  // A pool on `device` (-1: current) drawing from the device's memory.
+  explicit MemPool(int device = -1);
+  // A pool whose segments come from alloc_fn/free_fn (no expandable ranges: the functions
+  // allocate whole segments). @throws InvalidArgumentError if either function is null.
+  MemPool(UserAllocFn alloc_fn, UserFreeFn free_fn, int device = -1);
+  // Releases the pool's cached memory; memory still allocated from it stays valid and returns
+  // to the pool's provider when freed.
+  ~MemPool();
+  MemPool(const MemPool&) = delete;
+  MemPool& operator=(const MemPool&) = delete;
+
+  [[nodiscard]] PoolId id() const noexcept { return id_; }
+  [[nodiscard]] int device() const noexcept { return device_; }
+  // Threads currently routing allocations here (use_mem_pool scopes alive), plus one for the
+  // MemPool object itself, as torch's use_count().
+  [[nodiscard]] int use_count() const noexcept;
+  [[nodiscard]] std::size_t reserved_bytes() const;
+  [[nodiscard]] std::size_t allocated_bytes() const;
+
+ private:
+  friend class use_mem_pool;
+  int device_;
+  PoolId id_;
+  std::shared_ptr<int> users_;  // use_count() - 1 scopes
+};
+
+// RAII: while alive, the calling thread's allocations on the pool's device come from the pool.
+// Scopes nest; the innermost wins. Other threads are unaffected.
+class use_mem_pool {
+ public:
+  explicit use_mem_pool(MemPool& pool);
+  ~use_mem_pool();
+  use_mem_pool(const use_mem_pool&) = delete;
+  use_mem_pool& operator=(const use_mem_pool&) = delete;
+
+ private:
+  int device_;
+  PoolId previous_;
+  std::shared_ptr<int> users_;
+};
+
+// The pool the calling thread's allocations on `device` go to ({0,0}: the default pool).
+[[nodiscard]] PoolId current_pool(int device);
+
+}  // namespace cudakit::memory

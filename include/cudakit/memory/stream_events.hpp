@@ -1,0 +1,25 @@
+#pragma once
+// StreamEvents: how the allocator learns that work queued on a stream has finished. The device
+// implementation uses pooled CUDA events; the host one lets tests decide when work "finishes".
+
+#include <cstdint>
+
+#include "cudakit/memory/segment_provider.hpp"
+
+namespace cudakit::memory {
+
+class StreamEvents {
+ public:
+  using Token = std::uintptr_t;
+  virtual ~StreamEvents() = default;
+  // Marks the work queued on `stream` so far.
+  virtual Token record(StreamKey stream) = 0;
+  // True when that work has finished.
+  virtual bool query(Token token) = 0;
+  // Waits until it has.
+  virtual void synchronize(Token token) = 0;
+  // The token will not be used again.
+  virtual void release(Token token) noexcept = 0;
+};
+
+}  // namespace cudakit::memory

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# On the GPU machine, from the repository root with a staged gpu-bundle/: the GPU tier, then every
+# benchmark side by side with PyTorch, logs under $OUT (or /tmp/cudakit-bench).
+set -uo pipefail
+B=${BUNDLE:-gpu-bundle}
+out=${OUT:-/tmp/cudakit-bench}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$PWD/$B/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+T="gpt_train $B/data/alloc-traces/trace_gpt_train.csv.gz serve_kv $B/data/alloc-traces/trace_serve_kv.csv.gz"
+[ "${SKIP_TIER:-0}" = 1 ] || "$B/gpu-tier.sh" "$out/tier" 2>&1 | tail -25
+echo "== allocators (cudakit, PyTorch C++, cudaMallocAsync, cudaMalloc)"
+{
+  "$B/bin/alloc_bench" --only cudakit $T
+  timeout 300 bench/torch/build_and_run.sh "$B" /tmp/torch_alloc_bench $T
+  "$B/bin/alloc_bench" --only cudaMallocAsync $T
+  "$B/bin/alloc_bench" --only cudaMalloc
+} > "$out/alloc.jsonl" 2> "$out/alloc.err"
+python3 bench/alloc_table.py "$out/alloc.jsonl"
+for t in gpt_train serve_kv; do "$B/bin/cudakit" alloc-replay "$B/data/alloc-traces/trace_$t.csv.gz" --json; done
+echo "== core"
+"$B/bin/core_bench" --benchmark_min_time=0.2 2>&1 | grep -E "^BM_" | tee "$out/core.txt"
+if [ -x "$B/bin/random_bench" ]; then
+  echo "== random"
+  "$B/bin/random_bench" 2>&1 | tail -20 | tee "$out/random.txt"
+  PYTHONUNBUFFERED=1 python3 bench/torch_random_bench.py 2>&1 | tail -10 | tee -a "$out/random.txt"
+fi

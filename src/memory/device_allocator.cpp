@@ -1,0 +1,176 @@
+#include "cudakit/memory/device_allocator.hpp"
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/device.hpp"
+#include "cudakit/core/error.hpp"
+#include "cudakit/memory/cuda_segment_provider.hpp"
+#include "cudakit/memory/mem_pool.hpp"
+
+namespace cudakit::memory {
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+struct Registry {
+  std::mutex mutex;
+  std::array<std::atomic<CachingAllocator*>, kMaxDevices> allocators{};
+  std::vector<std::unique_ptr<CachingAllocator>> owned;
+};
+
+Registry& registry() {
+  // Never destroyed: allocators must outlive static objects that free memory at exit.
+  static Registry* r = new Registry;
+  return *r;
+}
+
+// Per thread and device: the pool allocations go to (use_mem_pool).
+thread_local std::array<PoolId, kMaxDevices> t_current_pool{};
+
+}  // namespace
+
+CachingAllocator& device_allocator(int device) {
+  device = detail::resolve_device(device, "device_allocator");
+  Registry& r = registry();
+  if (CachingAllocator* a = r.allocators[device].load(std::memory_order_acquire)) return *a;
+  std::lock_guard lock(r.mutex);
+  if (CachingAllocator* a = r.allocators[device].load()) return *a;
+  auto created = std::make_unique<CachingAllocator>(device, std::make_shared<CudaSegmentProvider>(device),
+                                                    std::make_shared<CudaStreamEvents>(device),
+                                                    AllocatorConfig::from_environment());
+  r.allocators[device].store(created.get(), std::memory_order_release);
+  r.owned.push_back(std::move(created));
+  return *r.owned.back();
+}
+
+PoolId current_pool(int device) { return t_current_pool[static_cast<std::size_t>(device)]; }
+
+void* allocate(std::size_t bytes, StreamRef stream) {
+  const int device = stream.device();
+  return device_allocator(device).allocate(bytes, reinterpret_cast<StreamKey>(stream.handle()),
+                                           t_current_pool[static_cast<std::size_t>(device)]);
+}
+
+namespace {
+CachingAllocator* owner_of(const void* ptr) {
+  Registry& r = registry();
+  for (auto& slot : r.allocators) {
+    CachingAllocator* a = slot.load(std::memory_order_acquire);
+    if (a && a->owns(ptr)) return a;
+  }
+  return nullptr;
+}
+[[noreturn]] void not_ours(const char* api, const void* ptr) {
+  throw InvalidArgumentError(api, detail::concat("pointer ", ptr,
+                                                 " was not allocated by cudakit's device allocator"));
+}
+}  // namespace
+
+void deallocate(void* ptr) {
+  if (!ptr) return;
+  CachingAllocator* a = owner_of(ptr);
+  if (!a) not_ours("deallocate", ptr);
+  a->deallocate(ptr);
+}
+
+void record_stream(void* ptr, StreamRef stream) {
+  CachingAllocator* a = owner_of(ptr);
+  if (!a) not_ours("record_stream", ptr);
+  a->record_stream(ptr, reinterpret_cast<StreamKey>(stream.handle()));
+}
+
+MemoryStats memory_stats(int device) { return device_allocator(device).stats(); }
+std::size_t memory_allocated(int device) {
+  return static_cast<std::size_t>(memory_stats(device).allocated_bytes[0].current);
+}
+std::size_t max_memory_allocated(int device) {
+  return static_cast<std::size_t>(memory_stats(device).allocated_bytes[0].peak);
+}
+std::size_t memory_reserved(int device) {
+  return static_cast<std::size_t>(memory_stats(device).reserved_bytes[0].current);
+}
+std::size_t max_memory_reserved(int device) {
+  return static_cast<std::size_t>(memory_stats(device).reserved_bytes[0].peak);
+}
+void reset_peak_memory_stats(int device) { device_allocator(device).reset_peak_stats(); }
+void reset_accumulated_memory_stats(int device) { device_allocator(device).reset_accumulated_stats(); }
+
+void empty_cache() {
+  for (auto& slot : registry().allocators) {
+    if (CachingAllocator* a = slot.load(std::memory_order_acquire)) a->empty_cache();
+  }
+}
+
+void set_per_process_memory_fraction(double fraction, int device) {
+  device_allocator(device).set_memory_fraction(fraction);
+}
+
+std::string memory_summary(int device) { return device_allocator(device).summary(); }
+
+// ---- MemPool ----
+
+namespace {
+class UserFunctionProvider : public SegmentProvider {
+ public:
+  UserFunctionProvider(UserAllocFn alloc_fn, UserFreeFn free_fn, int device)
+      : alloc_(alloc_fn), free_(free_fn), device_(device), cuda_(device) {}
+  std::string name() const override { return detail::concat("user allocator on cuda:", device_); }
+  void* allocate_segment(std::size_t bytes, StreamKey stream) override {
+    return alloc_(bytes, device_, reinterpret_cast<cudaStream_t>(stream));
+  }
+  void free_segment(void* p, std::size_t bytes, StreamKey stream) noexcept override {
+    free_(p, bytes, device_, reinterpret_cast<cudaStream_t>(stream));
+  }
+  void synchronize(StreamKey stream) override { cuda_.synchronize(stream); }
+  std::pair<std::size_t, std::size_t> memory_info() const override { return cuda_.memory_info(); }
+
+ private:
+  UserAllocFn alloc_;
+  UserFreeFn free_;
+  int device_;
+  CudaSegmentProvider cuda_;
+};
+}  // namespace
+
+MemPool::MemPool(int device)
+    : device_(detail::resolve_device(device, "MemPool")),
+      id_(CachingAllocator::new_pool_id()),
+      users_(std::make_shared<int>(0)) {
+  device_allocator(device_).create_pool(id_);
+}
+
+MemPool::MemPool(UserAllocFn alloc_fn, UserFreeFn free_fn, int device)
+    : device_(detail::resolve_device(device, "MemPool")),
+      id_(CachingAllocator::new_pool_id()),
+      users_(std::make_shared<int>(0)) {
+  if (!alloc_fn || !free_fn) {
+    throw InvalidArgumentError("MemPool", "both the allocation and the free function are required");
+  }
+  device_allocator(device_).create_pool(id_, std::make_shared<UserFunctionProvider>(alloc_fn, free_fn, device_));
+}
+
+MemPool::~MemPool() {
+  try {
+    device_allocator(device_).release_pool(id_);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cudakit: releasing a MemPool failed: %s\n", e.what());
+  }
+}
+
+int MemPool::use_count() const noexcept { return static_cast<int>(users_.use_count()); }
+std::size_t MemPool::reserved_bytes() const { return device_allocator(device_).pool_reserved_bytes(id_); }
+std::size_t MemPool::allocated_bytes() const { return device_allocator(device_).pool_allocated_bytes(id_); }
+
+use_mem_pool::use_mem_pool(MemPool& pool)
+    : device_(pool.device_), previous_(t_current_pool[static_cast<std::size_t>(pool.device_)]), users_(pool.users_) {
+  t_current_pool[static_cast<std::size_t>(device_)] = pool.id_;
+}
+
+use_mem_pool::~use_mem_pool() { t_current_pool[static_cast<std::size_t>(device_)] = previous_; }
+
+}  // namespace cudakit::memory

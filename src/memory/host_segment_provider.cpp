@@ -1,0 +1,122 @@
+#include "cudakit/memory/host_segment_provider.hpp"
+
+#include <sys/mman.h>
+
+#include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/error.hpp"
+
+namespace cudakit::memory {
+
+HostSegmentProvider::HostSegmentProvider(std::size_t capacity, std::size_t page_size)
+    : capacity_(capacity), page_size_(page_size) {}
+
+HostSegmentProvider::~HostSegmentProvider() = default;
+
+bool HostSegmentProvider::take(std::size_t bytes) {
+  std::size_t used = in_use_.load();
+  do {
+    if (used + bytes > capacity_) return false;
+  } while (!in_use_.compare_exchange_weak(used, used + bytes));
+  acquire_calls_.fetch_add(1);
+  return true;
+}
+
+void* HostSegmentProvider::allocate_segment(std::size_t bytes, StreamKey) {
+  if (!take(bytes)) return nullptr;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  if (p == MAP_FAILED) {
+    in_use_.fetch_sub(bytes);
+    return nullptr;
+  }
+  return p;
+}
+
+void HostSegmentProvider::free_segment(void* ptr, std::size_t bytes, StreamKey) noexcept {
+  munmap(ptr, bytes);
+  in_use_.fetch_sub(bytes);
+  release_calls_.fetch_add(1);
+}
+
+void* HostSegmentProvider::reserve_range(std::size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void HostSegmentProvider::release_range(void* base, std::size_t bytes) noexcept { munmap(base, bytes); }
+
+bool HostSegmentProvider::map(void* addr, std::size_t bytes) {
+  if (bytes % page_size_ != 0) {
+    throw InvalidArgumentError("HostSegmentProvider::map",
+                               detail::concat(bytes, " bytes is not a multiple of the page size ",
+                                              page_size_));
+  }
+  if (!take(bytes)) return false;
+  if (mprotect(addr, bytes, PROT_READ | PROT_WRITE) != 0) {
+    in_use_.fetch_sub(bytes);
+    return false;
+  }
+  return true;
+}
+
+void HostSegmentProvider::unmap(void* addr, std::size_t bytes) noexcept {
+  // Drop the pages (as cuMemUnmap + cuMemRelease return physical memory), keep the reservation.
+  madvise(addr, bytes, MADV_DONTNEED);
+  mprotect(addr, bytes, PROT_NONE);
+  in_use_.fetch_sub(bytes);
+  release_calls_.fetch_add(1);
+}
+
+std::pair<std::size_t, std::size_t> HostSegmentProvider::memory_info() const {
+  return {capacity_ - in_use_.load(), capacity_};
+}
+
+StreamEvents::Token HostStreamEvents::record(StreamKey stream) {
+  std::lock_guard lock(mutex_);
+  const Token token = next_token_++;
+  tokens_[token] = Pending{stream, ++issued_[stream]};
+  return token;
+}
+
+bool HostStreamEvents::query(Token token) {
+  if (auto_complete_) return true;
+  std::lock_guard lock(mutex_);
+  const Pending& p = tokens_.at(token);
+  return completed_[p.stream] >= p.ticket;
+}
+
+void HostStreamEvents::synchronize(Token token) {
+  std::lock_guard lock(mutex_);
+  const Pending& p = tokens_.at(token);
+  // Waiting on the host means the work is done by the time we return.
+  auto& done = completed_[p.stream];
+  if (done < p.ticket) done = p.ticket;
+}
+
+void HostStreamEvents::release(Token token) noexcept {
+  std::lock_guard lock(mutex_);
+  tokens_.erase(token);
+}
+
+std::uint64_t HostStreamEvents::last_ticket(StreamKey stream) {
+  std::lock_guard lock(mutex_);
+  return issued_[stream];
+}
+
+void HostStreamEvents::complete_up_to(StreamKey stream, std::uint64_t ticket) {
+  std::lock_guard lock(mutex_);
+  auto& done = completed_[stream];
+  if (done < ticket) done = ticket;
+}
+
+void HostStreamEvents::complete_all() {
+  std::lock_guard lock(mutex_);
+  for (auto& [stream, ticket] : issued_) completed_[stream] = ticket;
+}
+
+std::size_t HostStreamEvents::live_tokens() {
+  std::lock_guard lock(mutex_);
+  return tokens_.size();
+}
+
+}  // namespace cudakit::memory

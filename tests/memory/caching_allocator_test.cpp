@@ -1,0 +1,453 @@
+// Host tier: the caching allocator's policy on host memory standing in for a device.
+
+#include "cudakit/memory/caching_allocator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "cudakit/core/error.hpp"
+#include "cudakit/memory/alloc_replay.hpp"
+#include "cudakit/memory/alloc_trace.hpp"
+#include "cudakit/memory/allocator_config.hpp"
+#include "cudakit/memory/host_segment_provider.hpp"
+#include "cudakit/memory/snapshot.hpp"
+#include "nlohmann/json.hpp"
+#include "support/paths.hpp"
+
+namespace cudakit::memory {
+namespace {
+
+constexpr std::size_t MiB = 1u << 20;
+constexpr StreamKey kStreamA = 0x1000;
+constexpr StreamKey kStreamB = 0x2000;
+
+struct Fixture {
+  explicit Fixture(AllocatorConfig config = {}, std::size_t capacity = 8ull << 30, bool auto_events = true)
+      : provider(std::make_shared<HostSegmentProvider>(capacity)),
+        events(std::make_shared<HostStreamEvents>(auto_events)),
+        allocator(0, provider, events, config) {}
+  std::shared_ptr<HostSegmentProvider> provider;
+  std::shared_ptr<HostStreamEvents> events;
+  CachingAllocator allocator;
+};
+
+AllocatorConfig classic() {
+  AllocatorConfig c;
+  c.expandable_segments = false;
+  return c;
+}
+
+std::size_t blocks_in_segments(const CachingAllocator& a) {
+  std::size_t n = 0;
+  for (const auto& s : a.snapshot().segments) n += s.blocks.size();
+  return n;
+}
+
+class CachingAllocatorModes : public ::testing::TestWithParam<bool> {
+ protected:
+  AllocatorConfig config() const {
+    AllocatorConfig c;
+    c.expandable_segments = GetParam();
+    return c;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Expandable, CachingAllocatorModes, ::testing::Bool());
+
+TEST_P(CachingAllocatorModes, AllocationsAreAlignedDisjointAndWritable) {
+  Fixture f(config());
+  std::vector<std::pair<char*, std::size_t>> blocks;
+  std::mt19937 rng(1);
+  for (int i = 0; i < 200; ++i) {
+    const std::size_t n = 1 + rng() % (3 * MiB);
+    auto* p = static_cast<char*>(f.allocator.allocate(n, kStreamA));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 512, 0u);
+    std::memset(p, i & 0xff, n);  // every byte is usable
+    blocks.emplace_back(p, n);
+  }
+  std::sort(blocks.begin(), blocks.end());
+  for (std::size_t i = 1; i < blocks.size(); ++i) {
+    EXPECT_LE(blocks[i - 1].first + blocks[i - 1].second, blocks[i].first) << "overlap at " << i;
+  }
+  for (auto& [p, n] : blocks) f.allocator.deallocate(p);
+  EXPECT_EQ(f.allocator.stats().allocated_bytes[0].current, 0);
+}
+
+TEST_P(CachingAllocatorModes, SplitsAndCoalesces) {
+  Fixture f(config());
+  void* a = f.allocator.allocate(100 * 1024, kStreamA);
+  void* b = f.allocator.allocate(100 * 1024, kStreamA);
+  void* c = f.allocator.allocate(100 * 1024, kStreamA);
+  EXPECT_EQ(static_cast<char*>(b), static_cast<char*>(a) + 100 * 1024);  // carved from one segment
+  EXPECT_EQ(blocks_in_segments(f.allocator), 4u);                         // a, b, c, free rest
+  f.allocator.deallocate(b);
+  EXPECT_EQ(f.allocator.stats().inactive_split[0].current, 2);  // the hole and the rest
+  f.allocator.deallocate(a);
+  f.allocator.deallocate(c);
+  EXPECT_EQ(blocks_in_segments(f.allocator), 1u);  // all merged back
+  EXPECT_EQ(f.allocator.stats().inactive_split[0].current, 0);
+  void* big = f.allocator.allocate(300 * 1024, kStreamA);
+  EXPECT_EQ(big, a);  // the merged block serves a request of the three sizes together
+  f.allocator.deallocate(big);
+}
+
+TEST_P(CachingAllocatorModes, FreedBlockIsReusedAtOnceOnItsStreamOnly) {
+  Fixture f(config());
+  void* a = f.allocator.allocate(4096, kStreamA);
+  f.allocator.deallocate(a);
+  void* on_b = f.allocator.allocate(4096, kStreamB);
+  EXPECT_NE(on_b, a);  // another stream never gets it without synchronization
+  void* again = f.allocator.allocate(4096, kStreamA);
+  EXPECT_EQ(again, a);  // stream order makes immediate reuse safe
+  f.allocator.deallocate(on_b);
+  f.allocator.deallocate(again);
+}
+
+TEST_P(CachingAllocatorModes, RecordStreamDelaysReuseUntilTheWorkFinishes) {
+  Fixture f(config(), 8ull << 30, /*auto_events=*/false);
+  void* a = f.allocator.allocate(4096, kStreamA);
+  f.allocator.record_stream(a, kStreamB);
+  f.allocator.deallocate(a);
+  EXPECT_EQ(f.allocator.stats().allocated_bytes[0].current, 0);
+  EXPECT_EQ(f.allocator.stats().active_bytes[0].current, 4096);  // pending free
+  EXPECT_EQ(f.events->live_tokens(), 1u);
+  void* b = f.allocator.allocate(4096, kStreamA);
+  EXPECT_NE(b, a);  // stream B's work may still use it
+  f.events->complete_up_to(kStreamB, f.events->last_ticket(kStreamB));
+  void* c = f.allocator.allocate(4096, kStreamA);
+  EXPECT_EQ(c, a);  // now it is free
+  EXPECT_EQ(f.events->live_tokens(), 0u);
+  f.allocator.deallocate(b);
+  f.allocator.deallocate(c);
+}
+
+TEST_P(CachingAllocatorModes, EmptyCacheReturnsEverythingFree) {
+  Fixture f(config());
+  std::vector<void*> ps;
+  for (int i = 0; i < 20; ++i) ps.push_back(f.allocator.allocate((i + 1) * 700 * 1024, kStreamA));
+  for (void* p : ps) f.allocator.deallocate(p);
+  EXPECT_GT(f.provider->in_use(), 0u);
+  f.allocator.empty_cache();
+  EXPECT_EQ(f.provider->in_use(), 0u);
+  const MemoryStats m = f.allocator.stats();
+  EXPECT_EQ(m.reserved_bytes[0].current, 0);
+  EXPECT_EQ(m.segment[0].current, 0);
+  EXPECT_EQ(m.num_device_alloc, static_cast<std::int64_t>(f.provider->acquire_calls()));
+  EXPECT_EQ(m.num_device_free, static_cast<std::int64_t>(f.provider->release_calls()));
+}
+
+TEST_P(CachingAllocatorModes, OutOfMemoryReportsAndRecovers) {
+  AllocatorConfig c = config();
+  Fixture f(c, 256 * MiB);
+  f.allocator.set_memory_fraction(0.5);  // 128 MiB
+  void* keep = f.allocator.allocate(60 * MiB, kStreamA);
+  void* cached = f.allocator.allocate(40 * MiB, kStreamB);
+  f.allocator.deallocate(cached);  // cached on stream B: freed by the retry
+  try {
+    (void)f.allocator.allocate(100 * MiB, kStreamA);
+    FAIL() << "no OOM";
+  } catch (const OutOfMemoryError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.requested_bytes(), 100 * MiB);
+    EXPECT_NE(what.find("tried to allocate 100.00 MiB"), std::string::npos) << what;
+    EXPECT_NE(what.find("256.00 MiB in total"), std::string::npos) << what;
+    EXPECT_NE(what.find("60.00 MiB allocated"), std::string::npos) << what;
+    EXPECT_NE(what.find("fraction 0.5"), std::string::npos) << what;
+    EXPECT_NE(what.find("largest free block"), std::string::npos) << what;
+  }
+  const MemoryStats m = f.allocator.stats();
+  EXPECT_EQ(m.num_ooms, 1);
+  EXPECT_EQ(m.num_alloc_retries, 1);
+  // The retry returned stream B's cache; the program goes on allocating.
+  void* fits = f.allocator.allocate(50 * MiB, kStreamA);
+  EXPECT_NE(fits, nullptr);
+  f.allocator.deallocate(fits);
+  f.allocator.deallocate(keep);
+}
+
+TEST_P(CachingAllocatorModes, UnknownPointersAreClearErrors) {
+  Fixture f(config());
+  int local = 0;
+  EXPECT_THROW(f.allocator.deallocate(&local), InvalidArgumentError);
+  void* p = f.allocator.allocate(1024, kStreamA);
+  f.allocator.deallocate(p);
+  try {
+    f.allocator.deallocate(p);  // double free
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("already freed"), std::string::npos);
+  }
+  EXPECT_THROW(f.allocator.record_stream(&local, kStreamB), InvalidArgumentError);
+  EXPECT_NO_THROW(f.allocator.deallocate(nullptr));
+  EXPECT_EQ(f.allocator.allocate(0, kStreamA), nullptr);
+}
+
+// Statistics checked against a reference model after every step of a long randomized run.
+TEST_P(CachingAllocatorModes, StatisticsMatchAReferenceModelAtEveryStep) {
+  Fixture f(config());
+  struct Live { std::size_t size, rounded; StreamKey stream; };
+  std::map<void*, Live> live;
+  std::mt19937_64 rng(42);
+  std::int64_t allocated = 0, requested = 0, peak_allocated = 0;
+  const int steps = GetParam() ? 1000000 : 400000;
+  const StreamKey streams[] = {kStreamA};  // one stream: device peaks are exact
+  for (int step = 0; step < steps; ++step) {
+    const bool alloc = live.size() < 8 || (live.size() < 400 && rng() % 2 == 0);
+    if (alloc) {
+      const int shape = static_cast<int>(rng() % 10);
+      const std::size_t n = shape < 6 ? 1 + rng() % 8192 : shape < 9 ? 1 + rng() % (4 * MiB) : 1 + rng() % (24 * MiB);
+      void* p = f.allocator.allocate(n, streams[0]);
+      const std::size_t rounded = f.allocator.allocation_size(p);
+      ASSERT_GE(rounded, n);
+      ASSERT_EQ(rounded % 512, 0u);
+      ASSERT_TRUE(live.emplace(p, Live{n, rounded, streams[0]}).second) << "address handed out twice";
+      allocated += static_cast<std::int64_t>(rounded);
+      requested += static_cast<std::int64_t>(n);
+    } else {
+      auto it = live.begin();
+      std::advance(it, static_cast<long>(rng() % live.size()));
+      allocated -= static_cast<std::int64_t>(it->second.rounded);
+      requested -= static_cast<std::int64_t>(it->second.size);
+      f.allocator.deallocate(it->first);
+      live.erase(it);
+    }
+    peak_allocated = std::max(peak_allocated, allocated);
+    if (step % 97 == 0 || step < 2000) {  // stats() walks every shard: sample after warm-up
+      const MemoryStats m = f.allocator.stats();
+      ASSERT_EQ(m.allocated_bytes[0].current, allocated) << "step " << step;
+      ASSERT_EQ(m.requested_bytes[0].current, requested) << "step " << step;
+      ASSERT_EQ(m.allocation[0].current, static_cast<std::int64_t>(live.size()));
+      ASSERT_EQ(m.allocated_bytes[0].peak, peak_allocated);
+      ASSERT_EQ(m.allocated_bytes[1].current + m.allocated_bytes[2].current, allocated);
+      ASSERT_EQ(m.active_bytes[0].current, allocated);  // no pending frees here
+      ASSERT_EQ(m.reserved_bytes[0].current, static_cast<std::int64_t>(f.provider->in_use()));
+      ASSERT_GE(m.reserved_bytes[0].current, allocated + m.inactive_split_bytes[0].current);
+      ASSERT_EQ(m.allocated_bytes[0].allocated - m.allocated_bytes[0].freed, allocated);
+    }
+  }
+  for (auto& [p, l] : live) f.allocator.deallocate(p);
+  f.allocator.empty_cache();
+  EXPECT_EQ(f.provider->in_use(), 0u);
+}
+
+TEST(CachingAllocatorClassic, SegmentSizesFollowTorch) {
+  Fixture f(classic());
+  void* small = f.allocator.allocate(1000, kStreamA);
+  void* medium = f.allocator.allocate(3 * MiB, kStreamA);
+  void* large = f.allocator.allocate(30 * MiB + 1, kStreamA);
+  const auto snap = f.allocator.snapshot();
+  std::multiset<std::size_t> sizes;
+  for (const auto& s : snap.segments) sizes.insert(s.total_size);
+  EXPECT_EQ(sizes, (std::multiset<std::size_t>{2 * MiB, 20 * MiB, 32 * MiB}));
+  for (void* p : {small, medium, large}) f.allocator.deallocate(p);
+}
+
+TEST(CachingAllocatorClassic, MaxSplitSizeKeepsOversizeBlocksWhole) {
+  Fixture f(AllocatorConfig::parse("expandable_segments:False,max_split_size_mb:64"));
+  void* big = f.allocator.allocate(100 * MiB, kStreamA);
+  f.allocator.deallocate(big);
+  void* small = f.allocator.allocate(30 * MiB, kStreamA);
+  EXPECT_NE(small, big);  // a small request does not split an oversize block
+  void* big2 = f.allocator.allocate(90 * MiB, kStreamA);
+  EXPECT_EQ(big2, big);   // an oversize request within 20 MiB of it takes it whole
+  EXPECT_EQ(f.allocator.allocation_size(big2), 100 * MiB);
+  EXPECT_EQ(f.allocator.stats().oversize_allocations.current, 1);
+  f.allocator.deallocate(small);
+  f.allocator.deallocate(big2);
+}
+
+TEST(CachingAllocatorPools, PoolsAreSeparateAndReleaseTheirMemory) {
+  Fixture f;
+  const PoolId pool = CachingAllocator::new_pool_id();
+  f.allocator.create_pool(pool);
+  EXPECT_THROW(f.allocator.create_pool(pool), InvalidArgumentError);
+  void* in_pool = f.allocator.allocate(5 * MiB, kStreamA, pool);
+  void* outside = f.allocator.allocate(5 * MiB, kStreamA);
+  EXPECT_EQ(f.allocator.pool_allocated_bytes(pool), 5 * MiB);
+  EXPECT_GE(f.allocator.pool_reserved_bytes(pool), 5 * MiB);
+  f.allocator.deallocate(in_pool);
+  void* again = f.allocator.allocate(5 * MiB, kStreamA, pool);
+  EXPECT_EQ(again, in_pool);  // reuse within the pool
+  f.allocator.release_pool(pool);
+  EXPECT_FALSE(f.allocator.has_pool(pool));
+  EXPECT_THROW((void)f.allocator.allocate(10, kStreamA, pool), InvalidArgumentError);
+  f.allocator.deallocate(again);  // blocks outliving their pool can still be freed
+  f.allocator.empty_cache();
+  EXPECT_EQ(f.allocator.pool_reserved_bytes(pool), 0u);
+  f.allocator.deallocate(outside);
+  EXPECT_THROW(f.allocator.release_pool(PoolId{}), InvalidArgumentError);
+}
+
+TEST(CachingAllocatorPools, PoolWithItsOwnProvider) {
+  Fixture f;
+  auto own = std::make_shared<HostSegmentProvider>(64 * MiB, 0);  // page 0: segments only
+  const PoolId pool = CachingAllocator::new_pool_id();
+  f.allocator.create_pool(pool, own);
+  void* p = f.allocator.allocate(3 * MiB, kStreamA, pool);
+  EXPECT_GT(own->in_use(), 0u);
+  EXPECT_EQ(f.provider->in_use(), 0u);
+  f.allocator.deallocate(p);
+  f.allocator.release_pool(pool);
+  EXPECT_EQ(own->in_use(), 0u);
+}
+
+TEST(AllocatorConfigParse, TorchSyntaxAndClearErrors) {
+  const auto c = AllocatorConfig::parse(
+      " expandable_segments:False, max_split_size_mb:128,garbage_collection_threshold:0.6,"
+      "roundup_power2_divisions:4,per_process_memory_fraction:0.5");
+  EXPECT_FALSE(c.expandable_segments);
+  EXPECT_EQ(c.max_split_size, 128 * MiB);
+  EXPECT_DOUBLE_EQ(c.garbage_collection_threshold, 0.6);
+  EXPECT_EQ(c.roundup_power2_divisions, 4u);
+  EXPECT_DOUBLE_EQ(c.per_process_memory_fraction, 0.5);
+  EXPECT_EQ(AllocatorConfig::parse(c.to_string()).to_string(), c.to_string());
+  auto error_of = [](const char* text) {
+    try {
+      (void)AllocatorConfig::parse(text);
+    } catch (const InvalidArgumentError& e) {
+      return std::string(e.what());
+    }
+    return std::string("<no error>");
+  };
+  EXPECT_NE(error_of("max_split_size_mb:10").find("'max_split_size_mb:10': must be greater than 20"), std::string::npos);
+  EXPECT_NE(error_of("garbage_collection_threshold:1.5").find("strictly between 0 and 1"), std::string::npos);
+  EXPECT_NE(error_of("expandable_segments:maybe").find("expected True or False"), std::string::npos);
+  EXPECT_NE(error_of("bogus_key:1").find("unknown key"), std::string::npos);
+  EXPECT_NE(error_of("roundup_power2_divisions:3").find("power of two"), std::string::npos);
+  EXPECT_NE(error_of("novalue").find("expected key:value"), std::string::npos);
+}
+
+TEST(CachingAllocatorHistory, SnapshotRoundTripsThroughJson) {
+  Fixture f;
+  f.allocator.record_history(true, 1000, [] {
+    return std::make_shared<const StackFrames>(StackFrames{{"train_step", "model.cpp", 42}});
+  });
+  void* a = f.allocator.allocate(3 * MiB, kStreamA);
+  void* b = f.allocator.allocate(1000, kStreamA);
+  f.allocator.deallocate(b);
+  const MemorySnapshot snap = f.allocator.snapshot();
+  const MemorySnapshot back = snapshot_from_json(snapshot_to_json(snap));
+  ASSERT_EQ(back.segments.size(), snap.segments.size());
+  ASSERT_EQ(back.trace.size(), snap.trace.size());
+  EXPECT_EQ(back.trace.front().action, TraceEntry::Action::segment_map);
+  bool found = false;
+  for (const auto& s : back.segments) {
+    for (const auto& blk : s.blocks) {
+      if (blk.address == reinterpret_cast<std::uintptr_t>(a)) {
+        found = true;
+        EXPECT_EQ(blk.state, BlockSnapshot::State::active_allocated);
+        EXPECT_EQ(blk.requested_size, 3 * MiB);
+        ASSERT_TRUE(blk.frames);
+        EXPECT_EQ(blk.frames->at(0).name, "train_step");
+        EXPECT_EQ(blk.frames->at(0).line, 42);
+      }
+    }
+  }
+  EXPECT_TRUE(found);
+  // Segments and traces survive a second trip unchanged (stats are not read back).
+  const auto first = nlohmann::json::parse(snapshot_to_json(snap));
+  const auto second = nlohmann::json::parse(snapshot_to_json(back));
+  EXPECT_EQ(first["segments"], second["segments"]);
+  EXPECT_EQ(first["device_traces"], second["device_traces"]);
+  EXPECT_THROW((void)snapshot_from_json("{\"segments\": 3}"), InvalidArgumentError);
+  EXPECT_THROW((void)snapshot_from_json("not json"), InvalidArgumentError);
+  f.allocator.deallocate(a);
+  EXPECT_NE(f.allocator.summary().find("Allocated memory"), std::string::npos);
+}
+
+TEST(CachingAllocatorHistory, CaptureStackNamesTheCaller) {
+  const StackFrames frames = capture_stack();
+  ASSERT_FALSE(frames.empty());
+  // Functions with internal linkage have no dynamic symbol: the frame then names the module and
+  // the address; exported ones (gtest's runner here) are demangled.
+  bool in_test_binary = false, named_gtest = false;
+  for (const auto& fr : frames) {
+    in_test_binary |= fr.filename.find("cudakit_host_tests") != std::string::npos;
+    named_gtest |= fr.name.find("testing::") != std::string::npos;
+  }
+  EXPECT_TRUE(in_test_binary);
+  EXPECT_TRUE(named_gtest);
+}
+
+// Many threads on their own streams at once, writing every byte they get.
+TEST(CachingAllocatorThreads, ConcurrentStreamsNeverShareMemory) {
+  Fixture f;
+  constexpr int kThreads = 8;
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t));
+      std::vector<std::pair<unsigned char*, std::size_t>> live;
+      const auto stream = static_cast<StreamKey>(0x100 * (t + 1));
+      for (int i = 0; i < 20000; ++i) {
+        if (live.size() < 32 && (live.empty() || rng() % 2)) {
+          const std::size_t n = 1 + rng() % (rng() % 8 == 0 ? 3 * MiB : 16384);
+          auto* p = static_cast<unsigned char*>(f.allocator.allocate(n, stream));
+          std::memset(p, t + 1, n);
+          live.emplace_back(p, n);
+        } else {
+          const std::size_t k = rng() % live.size();
+          auto [p, n] = live[k];
+          for (std::size_t j = 0; j < n; j += 61) {
+            if (p[j] != t + 1) ++bad;
+          }
+          f.allocator.deallocate(p);
+          live.erase(live.begin() + static_cast<long>(k));
+        }
+      }
+      for (auto [p, n] : live) f.allocator.deallocate(p);
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(f.allocator.stats().allocated_bytes[0].current, 0);
+}
+
+TEST(AllocReplayHost, RecordedTracesReplayWithinTheirMemoryBound) {
+  const std::string path = cudakit::testing::shared_data_dir() + "/alloc-traces/trace_serve_kv.csv.gz";
+  const AllocTrace trace = load_alloc_trace(path);
+  ASSERT_EQ(trace.ops.size(), 124272u);
+  Fixture f;
+  struct Target {
+    CachingAllocator& a;
+    void* alloc(std::size_t n, StreamKey s) { return a.allocate(n, s); }
+    void free(void* p, StreamKey) { a.deallocate(p); }
+    void empty_cache() { a.empty_cache(); }
+    void reset_peaks() { a.reset_peak_stats(); }
+    std::size_t peak_allocated() { return static_cast<std::size_t>(a.stats().allocated_bytes[0].peak); }
+    std::size_t peak_reserved() { return static_cast<std::size_t>(a.stats().reserved_bytes[0].peak); }
+    std::size_t device_allocations() { return static_cast<std::size_t>(a.stats().num_device_alloc); }
+  } target{f.allocator};
+  const ReplayResult r = replay_alloc_trace(target, trace, std::vector<StreamKey>{kStreamA});
+  EXPECT_EQ(r.peak_allocated, trace.peak_requested_bytes);  // 512-byte multiples already
+  // Expandable arenas: 220 MiB for 195 MiB at peak (torch's segments: 314 MiB).
+  EXPECT_LE(static_cast<double>(r.peak_reserved) / static_cast<double>(r.peak_allocated), 1.13);
+  EXPECT_EQ(f.provider->in_use(), 0u);
+}
+
+TEST(AllocTraceParse, RejectsMalformedTraces) {
+  EXPECT_THROW((void)parse_alloc_trace("op,id,size,stream\nx,1,2,0\n", "t"), InvalidArgumentError);
+  EXPECT_THROW((void)parse_alloc_trace("a,1,2\n", "t"), InvalidArgumentError);
+  EXPECT_THROW((void)parse_alloc_trace("f,1,2,0\n", "t"), InvalidArgumentError);
+  EXPECT_THROW((void)parse_alloc_trace("a,1,2,0\na,1,2,0\n", "t"), InvalidArgumentError);
+  try {
+    (void)parse_alloc_trace("op,id,size,stream\na,1,-5,0\n", "mytrace");
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("mytrace:2: size is not a non-negative integer"), std::string::npos) << e.what();
+  }
+  const AllocTrace t = parse_alloc_trace("op,id,size,stream\na,7,100,s1\na,9,50,s2\nf,7,100,s1\n", "t");
+  EXPECT_EQ(t.ops.size(), 3u);
+  EXPECT_EQ(t.num_streams, 2u);
+  EXPECT_EQ(t.peak_requested_bytes, 150u);
+  EXPECT_EQ(t.ops[2].size, 100u);
+}
+
+}  // namespace
+}  // namespace cudakit::memory

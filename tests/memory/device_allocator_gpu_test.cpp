@@ -1,0 +1,189 @@
+// GPU tier: the caching allocator on real device memory, with kernels in flight.
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "cudakit/core/error.hpp"
+#include "cudakit/core/stream.hpp"
+#include "cudakit/memory/cuda_segment_provider.hpp"
+#include "cudakit/memory/device_allocator.hpp"
+#include "cudakit/memory/mem_pool.hpp"
+#include "cudakit/memory/snapshot.hpp"
+#include "support/gpu_test.hpp"
+#include "support/kernels.hpp"
+
+namespace cudakit::memory {
+namespace {
+
+constexpr std::size_t MiB = 1u << 20;
+
+unsigned long long count_mismatches(StreamRef s, const void* p, std::size_t n, std::uint8_t v) {
+  unsigned long long* counter = nullptr;
+  CUDAKIT_CHECK_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&counter), sizeof *counter, s.handle()));
+  CUDAKIT_CHECK_CUDA(cudaMemsetAsync(counter, 0, sizeof *counter, s.handle()));
+  cudakit::testing::launch_count_mismatches(s.handle(), p, n, v, counter);
+  unsigned long long host = 0;
+  CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(&host, counter, sizeof host, cudaMemcpyDeviceToHost, s.handle()));
+  CUDAKIT_CHECK_CUDA(cudaFreeAsync(counter, s.handle()));
+  s.synchronize();
+  return host;
+}
+
+class DeviceAllocatorGpu : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    CUDAKIT_REQUIRE_GPU();
+    AllocatorConfig c;
+    c.expandable_segments = GetParam();
+    allocator = std::make_unique<CachingAllocator>(0, std::make_shared<CudaSegmentProvider>(0),
+                                                   std::make_shared<CudaStreamEvents>(0), c);
+  }
+  std::unique_ptr<CachingAllocator> allocator;
+};
+INSTANTIATE_TEST_SUITE_P(Expandable, DeviceAllocatorGpu, ::testing::Bool());
+
+TEST_P(DeviceAllocatorGpu, EveryAllocatedByteIsWritableAndDisjoint) {
+  Stream s;
+  std::mt19937 rng(7);
+  struct Live { void* p; std::size_t n; std::uint8_t v; };
+  std::vector<Live> live;
+  for (int i = 0; i < 300; ++i) {
+    const std::size_t n = 1 + rng() % (i % 10 == 0 ? 40 * MiB : 256 * 1024);
+    void* p = allocator->allocate(n, reinterpret_cast<StreamKey>(s.handle()));
+    const auto v = static_cast<std::uint8_t>(i);
+    cudakit::testing::launch_fill_bytes(s.handle(), p, n, v);
+    live.push_back({p, n, v});
+    if (rng() % 3 == 0) {  // free a random earlier block: its memory is reused by later ones
+      const std::size_t k = rng() % live.size();
+      allocator->deallocate(live[k].p);
+      live.erase(live.begin() + static_cast<long>(k));
+    }
+  }
+  // Had two live blocks overlapped, the later fill would show in the earlier one.
+  for (const Live& l : live) {
+    EXPECT_EQ(count_mismatches(s, l.p, l.n, l.v), 0u);
+    allocator->deallocate(l.p);
+  }
+  allocator->empty_cache();
+  EXPECT_EQ(allocator->stats().reserved_bytes[0].current, 0);
+}
+
+TEST_P(DeviceAllocatorGpu, CrossStreamReuseWaitsForKernelsInFlight) {
+  Stream producer, consumer;
+  const auto p_key = reinterpret_cast<StreamKey>(producer.handle());
+  void* buffer = allocator->allocate(8 * MiB, p_key);
+  cudakit::testing::launch_fill_bytes(producer.handle(), buffer, 8 * MiB, 1);
+  consumer.wait_stream(producer);
+  // The consumer reads the buffer after a long kernel: the producer must not get it back early.
+  cudakit::testing::launch_spin(consumer.handle(), 100'000'000);
+  unsigned long long* mismatches = nullptr;
+  CUDAKIT_CHECK_CUDA(cudaMalloc(reinterpret_cast<void**>(&mismatches), sizeof *mismatches));
+  CUDAKIT_CHECK_CUDA(cudaMemset(mismatches, 0, sizeof *mismatches));
+  cudakit::testing::launch_count_mismatches(consumer.handle(), buffer, 8 * MiB, 1, mismatches);
+  allocator->record_stream(buffer, reinterpret_cast<StreamKey>(consumer.handle()));
+  allocator->deallocate(buffer);
+  void* next = allocator->allocate(8 * MiB, p_key);
+  EXPECT_NE(next, buffer) << "reused while the consumer's kernels were in flight";
+  cudakit::testing::launch_fill_bytes(producer.handle(), next, 8 * MiB, 2);
+  consumer.synchronize();
+  unsigned long long host = 1;
+  CUDAKIT_CHECK_CUDA(cudaMemcpy(&host, mismatches, sizeof host, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(host, 0u) << "the consumer saw data overwritten before it read it";
+  allocator->process_events();
+  void* reused = allocator->allocate(8 * MiB, p_key);
+  EXPECT_EQ(reused, buffer);  // once the events completed, the block is free again
+  allocator->deallocate(next);
+  allocator->deallocate(reused);
+  CUDAKIT_CHECK_CUDA(cudaFree(mismatches));
+}
+
+TEST_P(DeviceAllocatorGpu, FractionLimitGivesAClearOomAndTheProgramGoesOn) {
+  const std::size_t total = get_device_properties(0).total_memory;
+  allocator->set_memory_fraction(static_cast<double>(512 * MiB) / static_cast<double>(total));
+  Stream s;
+  const auto key = reinterpret_cast<StreamKey>(s.handle());
+  void* a = allocator->allocate(300 * MiB, key);
+  try {
+    (void)allocator->allocate(300 * MiB, key);
+    FAIL() << "no OOM under the fraction limit";
+  } catch (const OutOfMemoryError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("tried to allocate 300.00 MiB"), std::string::npos) << what;
+    EXPECT_NE(what.find("per-process memory fraction"), std::string::npos) << what;
+    EXPECT_NE(what.find("300.00 MiB allocated"), std::string::npos) << what;
+  }
+  allocator->deallocate(a);
+  void* b = allocator->allocate(400 * MiB, key);  // fits once the first is gone
+  cudakit::testing::launch_fill_bytes(s.handle(), b, 400 * MiB, 9);
+  EXPECT_EQ(count_mismatches(s, b, 400 * MiB, 9), 0u);
+  allocator->deallocate(b);
+  EXPECT_EQ(allocator->stats().num_ooms, 1);
+}
+
+TEST(DeviceAllocatorFacadeGpu, StatsPoolsAndSnapshot) {
+  CUDAKIT_REQUIRE_GPU();
+  Stream s;
+  empty_cache();
+  reset_peak_memory_stats();
+  const std::size_t before = memory_allocated();
+  void* p = allocate(10 * MiB, s);
+  EXPECT_EQ(memory_allocated(), before + 10 * MiB);
+  EXPECT_GE(memory_reserved(), memory_allocated());
+  EXPECT_GE(max_memory_allocated(), before + 10 * MiB);
+  {
+    MemPool pool;
+    EXPECT_EQ(pool.use_count(), 1);
+    void* in_pool = nullptr;
+    {
+      use_mem_pool scope(pool);
+      EXPECT_EQ(pool.use_count(), 2);
+      in_pool = allocate(3 * MiB, s);
+    }
+    EXPECT_EQ(pool.allocated_bytes(), 3 * MiB);
+    EXPECT_EQ(memory_allocated(), before + 13 * MiB);
+    deallocate(in_pool);
+    EXPECT_GT(pool.reserved_bytes(), 0u);
+  }
+  record_memory_history(true, 1000);
+  void* q = allocate(MiB, s);
+  const MemorySnapshot snap = memory_snapshot();
+  record_memory_history(false);
+  ASSERT_FALSE(snap.trace.empty());
+  EXPECT_EQ(snap.trace.back().action, TraceEntry::Action::alloc);
+  ASSERT_TRUE(snap.trace.back().frames);
+  EXPECT_FALSE(snap.trace.back().frames->empty());
+  deallocate(q);
+  deallocate(p);
+  EXPECT_THROW(deallocate(p), InvalidArgumentError);
+  EXPECT_NE(memory_summary().find("Reserved memory"), std::string::npos);
+}
+
+void* user_alloc(std::size_t size, int, cudaStream_t) {
+  void* p = nullptr;
+  return cudaMalloc(&p, size) == cudaSuccess ? p : nullptr;
+}
+int g_user_frees = 0;
+void user_free(void* p, std::size_t, int, cudaStream_t) {
+  ++g_user_frees;
+  cudaFree(p);
+}
+
+TEST(DeviceAllocatorFacadeGpu, PluggablePoolUsesTheUserFunctions) {
+  CUDAKIT_REQUIRE_GPU();
+  Stream s;
+  g_user_frees = 0;
+  {
+    MemPool pool(user_alloc, user_free);
+    use_mem_pool scope(pool);
+    void* p = allocate(5 * MiB, s);
+    cudakit::testing::launch_fill_bytes(s.handle(), p, 5 * MiB, 3);
+    EXPECT_EQ(count_mismatches(s, p, 5 * MiB, 3), 0u);
+    deallocate(p);
+  }
+  EXPECT_GE(g_user_frees, 1);  // the pool returned its segment through the user's free
+}
+
+}  // namespace
+}  // namespace cudakit::memory

@@ -1,0 +1,107 @@
+// `cudakit alloc-replay TRACE [--backend device|host] [--conf ...] [--json]`: replays a recorded
+// allocation trace through cudakit's caching allocator, on the GPU or on simulated device memory.
+
+#include <iostream>
+#include <memory>
+
+#include "command.hpp"
+#include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/device.hpp"
+#include "cudakit/core/stream.hpp"
+#include "cudakit/memory/alloc_replay.hpp"
+#include "cudakit/memory/caching_allocator.hpp"
+#include "cudakit/memory/cuda_segment_provider.hpp"
+#include "cudakit/memory/host_segment_provider.hpp"
+#include "nlohmann/json.hpp"
+
+namespace cudakit::cli {
+namespace {
+
+using memory::CachingAllocator;
+
+// The replay loop's view of a CachingAllocator.
+struct ReplayTarget {
+  CachingAllocator& a;
+  void* alloc(std::size_t n, memory::StreamKey s) { return a.allocate(n, s); }
+  void free(void* p, memory::StreamKey) { a.deallocate(p); }
+  void empty_cache() { a.empty_cache(); }
+  void reset_peaks() { a.reset_peak_stats(); }
+  std::size_t peak_allocated() { return static_cast<std::size_t>(a.stats().allocated_bytes[0].peak); }
+  std::size_t peak_reserved() { return static_cast<std::size_t>(a.stats().reserved_bytes[0].peak); }
+  std::size_t device_allocations() { return static_cast<std::size_t>(a.stats().num_device_alloc); }
+};
+
+struct Options {
+  std::string trace;
+  std::string backend = "device";
+  std::string conf;
+  bool json = false;
+  double host_capacity_gib = 141;
+};
+
+int run(const Options& o) {
+  const memory::AllocTrace trace = memory::load_alloc_trace(o.trace);
+  memory::AllocatorConfig config = memory::AllocatorConfig::parse(o.conf, memory::AllocatorConfig::from_environment());
+  std::unique_ptr<CachingAllocator> allocator;
+  std::vector<memory::StreamKey> streams;
+  std::vector<Stream> owned_streams;
+  if (o.backend == "host") {
+    allocator = std::make_unique<CachingAllocator>(
+        -1, std::make_shared<memory::HostSegmentProvider>(static_cast<std::size_t>(o.host_capacity_gib * (1ull << 30))),
+        std::make_shared<memory::HostStreamEvents>(), config);
+    for (std::uint32_t i = 0; i < std::max(trace.num_streams, 1u); ++i) streams.push_back(i + 1);
+  } else if (o.backend == "device") {
+    if (!is_available()) {
+      std::cerr << "cudakit alloc-replay: no CUDA device; use --backend host to replay on simulated memory\n";
+      return 1;
+    }
+    allocator = std::make_unique<CachingAllocator>(0, std::make_shared<memory::CudaSegmentProvider>(0),
+                                                   std::make_shared<memory::CudaStreamEvents>(0), config);
+    for (std::uint32_t i = 0; i < std::max(trace.num_streams, 1u); ++i) {
+      owned_streams.emplace_back(0);
+      streams.push_back(reinterpret_cast<memory::StreamKey>(owned_streams.back().handle()));
+    }
+  } else {
+    std::cerr << "cudakit alloc-replay: --backend must be 'device' or 'host', not '" << o.backend << "'\n";
+    return 1;
+  }
+  ReplayTarget target{*allocator};
+  const memory::ReplayResult r = memory::replay_alloc_trace(target, trace, streams);
+  if (o.json) {
+    nlohmann::json j = {{"ns_per_op", r.ns_per_op},
+                        {"peak_allocated_bytes", r.peak_allocated},
+                        {"peak_reserved_bytes", r.peak_reserved},
+                        {"peak_requested_bytes", trace.peak_requested_bytes},
+                        {"device_allocations", r.device_allocations},
+                        {"ops", trace.ops.size()},
+                        {"backend", o.backend},
+                        {"config", config.to_string()}};
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << "trace " << o.trace << ": " << trace.ops.size() << " ops, " << trace.num_streams
+              << " stream(s), backend " << o.backend << ", config " << config.to_string() << "\n"
+              << "  " << r.ns_per_op << " ns/op\n"
+              << "  peak allocated " << r.peak_allocated / 1048576.0 << " MiB (requested "
+              << trace.peak_requested_bytes / 1048576.0 << " MiB)\n"
+              << "  peak reserved  " << r.peak_reserved / 1048576.0 << " MiB = "
+              << static_cast<double>(r.peak_reserved) / static_cast<double>(std::max<std::size_t>(r.peak_allocated, 1))
+              << " x peak allocated\n"
+              << "  memory obtained from the driver in " << r.device_allocations << " call(s)\n";
+  }
+  return 0;
+}
+
+const RegisterCommand kAllocReplay(
+    "alloc-replay", "replay a recorded allocation trace through the caching allocator",
+    [](CLI::App& app) -> std::function<int()> {
+      auto o = std::make_shared<Options>();
+      app.add_option("trace", o->trace, "trace file (.csv or .csv.gz)")->required()->check(CLI::ExistingFile);
+      app.add_option("--backend", o->backend, "device (the GPU) or host (simulated device memory)");
+      app.add_option("--conf", o->conf, "allocator options, CUDAKIT_ALLOC_CONF syntax");
+      app.add_option("--host-capacity-gib", o->host_capacity_gib, "simulated device memory for --backend host");
+      app.add_flag("--json", o->json, "print one JSON object");
+      return [o] { return run(*o); };
+    });
+
+}  // namespace
+}  // namespace cudakit::cli
