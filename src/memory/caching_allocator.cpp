@@ -54,7 +54,11 @@ constexpr std::size_t kSmallSegment = 2u << 20;     // classic small-pool segmen
 constexpr std::size_t kMediumSegment = 20u << 20;   // classic segment for requests < 10 MiB
 constexpr std::size_t kMediumLimit = 10u << 20;
 constexpr std::size_t kSegmentRound = 2u << 20;
-constexpr int kScanLimit = 64;                      // entries examined per free-list bin
+constexpr int kScanLimit = 64;
+// See Note [Growing ahead].
+constexpr std::uint64_t kGrowthStreak = 64;           // allocations between growths in a streak
+constexpr std::size_t kAheadFraction = 16;            // ahead at most mapped / 16 ...
+constexpr std::size_t kAheadMax = std::size_t{256} << 20;  // ... and at most 256 MiB                      // entries examined per free-list bin
 
 using Clock = std::chrono::steady_clock;
 
@@ -94,6 +98,15 @@ struct Arena {
   Block* last = nullptr;
   std::vector<std::size_t> chunks;  // expandable: sizes of the mapped chunks, in address order
 };
+
+// Note [Growing ahead]
+// Each growth costs 30-170 us of driver calls whatever its size, and a workload's first pass
+// grows the arena in dozens of small steps (gpt_train: 121 steps of 2-24 MiB). When growths come
+// in a streak (the previous one fewer than kGrowthStreak allocations ago), each maps ahead twice
+// as much as the last, up to mapped/16 and 256 MiB; a growth after a quiet spell maps exactly
+// what is missing. The streak ends where the workload stops growing, so the memory mapped ahead
+// is used rather than held: gpt_train needs 53 growths instead of 121 at the same peak reserved
+// (1.08 x peak allocated), serve_kv 29 instead of 35 (1.14 instead of 1.13).
 
 // Note [Recently freed block]
 // The commonest pattern is an allocation freed and the same size asked for again at once
@@ -210,6 +223,10 @@ struct Shard {
   MemoryStats stats;
   // See Note [Recently freed block].
   Block* recent = nullptr;
+  // See Note [Growing ahead].
+  std::uint64_t allocations = 0;
+  std::uint64_t last_growth_at = 0;
+  std::size_t ahead = 0;
 
   Block* new_block() {
     if (spare_blocks.empty()) return new Block;
@@ -471,7 +488,14 @@ struct CachingAllocator::Impl {
     }
     Block* tail = a->last && a->last->state == Block::State::free ? a->last : nullptr;
     const std::size_t have = tail ? tail->size : 0;
-    const std::size_t grow = round_up(size - have, page);
+    std::size_t grow = round_up(size - have, page);
+    if (s.last_growth_at != 0 && s.allocations - s.last_growth_at <= kGrowthStreak) {
+      s.ahead = std::min({std::max(2 * s.ahead, page), kAheadMax, round_up(a->mapped / kAheadFraction, page)});
+    } else {
+      s.ahead = 0;
+    }
+    s.last_growth_at = s.allocations;
+    grow = std::max(grow, s.ahead);
     if (a->mapped + grow > a->range) return nullptr;
     if (!may_reserve(*s.pool, grow)) return nullptr;
     if (!provider.map(a->base + a->mapped, grow)) return nullptr;
@@ -793,6 +817,7 @@ struct CachingAllocator::Impl {
     }
     b->state = Block::State::allocated;
     b->requested = requested;
+    ++s.allocations;
     s.live.insert(b->ptr, b);
     const int pi = pool_index(b->size);
     const auto size = static_cast<std::int64_t>(b->size);

@@ -426,8 +426,9 @@ TEST(AllocReplayHost, RecordedTracesReplayWithinTheirMemoryBound) {
   } target{f.allocator};
   const ReplayResult r = replay_alloc_trace(target, trace, std::vector<StreamKey>{kStreamA});
   EXPECT_EQ(r.peak_allocated, trace.peak_requested_bytes);  // 512-byte multiples already
-  // Expandable arenas: 220 MiB for 195 MiB at peak (torch's segments: 314 MiB).
-  EXPECT_LE(static_cast<double>(r.peak_reserved) / static_cast<double>(r.peak_allocated), 1.13);
+  // Expandable arenas: 222 MiB for 195 MiB at peak (torch's segments: 314 MiB, 1.61).
+  EXPECT_LE(static_cast<double>(r.peak_reserved) / static_cast<double>(r.peak_allocated), 1.15);
+  EXPECT_LE(r.device_allocations, 40u);  // Note [Growing ahead]
   EXPECT_EQ(f.provider->in_use(), 0u);
 }
 
