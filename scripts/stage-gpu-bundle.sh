@@ -5,7 +5,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${CUDAKIT_BUILD_DIR:-$root/build}
-bundle=$root/gpu-bundle
+bundle=${CUDAKIT_BUNDLE_DIR:-$root/gpu-bundle}
 "$root/scripts/build.sh" "$build"
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/data"

@@ -25,4 +25,3 @@ if [ "${CUDAKIT_SKIP_SANITIZERS:-0}" != 1 ]; then
   (cd "$root/build-tsan" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
       ctest --output-on-failure -j "$jobs" --timeout 900 -R "${CUDAKIT_TSAN_FILTER:-Concurren|Thread}")
 fi
-echo "== all tests passed"

@@ -41,6 +41,15 @@ void throw_driver_error(int cu_result, const char* call_text, std::source_locati
                                concat("in `", call_text, "`"), location);
 }
 
+bool query_ready(cudaError_t status, const char* call_text, std::source_location location) {
+  if (status == cudaSuccess) return true;
+  if (status == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  throw_cuda_error(status, call_text, location);
+}
+
 void warn_cuda_error(cudaError_t status, const char* call_text,
                      std::source_location location) noexcept {
   if (status == cudaSuccess) return;

@@ -12,14 +12,7 @@
 namespace cudakit {
 
 bool EventRef::query() const {
-  if (handle_ == nullptr) return true;
-  const cudaError_t status = cudaEventQuery(handle_);
-  if (status == cudaErrorNotReady) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  CUDAKIT_CHECK_CUDA(status);
-  return true;
+  return handle_ == nullptr || CUDAKIT_QUERY_CUDA(cudaEventQuery(handle_));
 }
 
 void EventRef::synchronize() const {

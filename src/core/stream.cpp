@@ -48,13 +48,7 @@ int StreamRef::priority() const {
 
 bool StreamRef::query() const {
   NullStreamDevice on(*this);
-  const cudaError_t status = cudaStreamQuery(handle_);
-  if (status == cudaErrorNotReady) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  CUDAKIT_CHECK_CUDA(status);
-  return true;
+  return CUDAKIT_QUERY_CUDA(cudaStreamQuery(handle_));
 }
 
 void StreamRef::synchronize() const {

@@ -486,6 +486,8 @@ struct CachingAllocator::Impl {
       s.arena = a;
       register_arena(a);
     }
+    // The recent slot is empty here (allocate flushes it before searching), so a free tail is
+    // in the index.
     Block* tail = a->last && a->last->state == Block::State::free ? a->last : nullptr;
     const std::size_t have = tail ? tail->size : 0;
     std::size_t grow = round_up(size - have, page);
@@ -594,6 +596,9 @@ struct CachingAllocator::Impl {
 
   // Returns a block to the free index, merging it with free neighbours.
   void free_block(Shard& s, Block* b) {
+    // A neighbour waiting unmerged in the recent slot is merged first, so that free blocks are
+    // never left side by side.
+    if (s.recent && (s.recent == b->prev || s.recent == b->next)) flush_recent(s);
     b->state = Block::State::free;
     b->extra_streams.clear();
     b->frames.reset();
@@ -907,7 +912,12 @@ CachingAllocator::~CachingAllocator() {
   std::size_t leaked = 0;
   impl_->for_each_shard([&](Shard& s) {
     std::lock_guard lock(s.lock);
-    impl_->release_cached(s, true);
+    try {
+      impl_->release_cached(s, true);
+    } catch (const std::exception& e) {
+      // Destructors never throw; at exit the runtime may already be gone.
+      std::fprintf(stderr, "cudakit: releasing cached memory failed: %s\n", e.what());
+    }
     leaked += s.live.size();
     for (auto& a : s.arenas) {
       if (a->expandable) {

@@ -119,9 +119,11 @@ void CudaSegmentProvider::unmap(void* addr, std::size_t bytes) noexcept {
   drv.cuMemRelease(handle);
 }
 
-void CudaSegmentProvider::synchronize(StreamKey stream) {
+void CudaSegmentProvider::synchronize(StreamKey) {
+  // The whole device, not the stream: cached blocks outlive the streams they were used on, and
+  // a stream the program has destroyed must not be touched (torch synchronizes the device too).
   DeviceGuard guard(device_);
-  CUDAKIT_CHECK_CUDA(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream)));
+  CUDAKIT_CHECK_CUDA(cudaDeviceSynchronize());
 }
 
 std::pair<std::size_t, std::size_t> CudaSegmentProvider::memory_info() const {
@@ -152,13 +154,7 @@ StreamEvents::Token CudaStreamEvents::record(StreamKey stream) {
 }
 
 bool CudaStreamEvents::query(Token token) {
-  const cudaError_t status = cudaEventQuery(reinterpret_cast<cudaEvent_t>(token));
-  if (status == cudaErrorNotReady) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  CUDAKIT_CHECK_CUDA(status);
-  return true;
+  return CUDAKIT_QUERY_CUDA(cudaEventQuery(reinterpret_cast<cudaEvent_t>(token)));
 }
 
 void CudaStreamEvents::synchronize(Token token) {

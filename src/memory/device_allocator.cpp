@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "cudakit/core/detail/concat.hpp"
@@ -49,6 +50,10 @@ CachingAllocator& device_allocator(int device) {
 }
 
 PoolId current_pool(int device) { return t_current_pool[static_cast<std::size_t>(device)]; }
+
+PoolId exchange_current_pool(int device, PoolId pool) {
+  return std::exchange(t_current_pool[static_cast<std::size_t>(device)], pool);
+}
 
 void* allocate(std::size_t bytes, StreamRef stream) {
   const int device = stream.device();

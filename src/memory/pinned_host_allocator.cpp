@@ -399,13 +399,7 @@ class CudaPinnedEventSource final : public PinnedEventSource {
   }
 
   bool query(PinnedEventHandle event) override {
-    const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(event));
-    if (status == cudaErrorNotReady) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    CUDAKIT_CHECK_CUDA(status);
-    return true;
+    return CUDAKIT_QUERY_CUDA(cudaEventQuery(static_cast<cudaEvent_t>(event)));
   }
 
   void synchronize(PinnedEventHandle event) override {

@@ -126,6 +126,46 @@ TEST_P(CachingAllocatorModes, RecordStreamDelaysReuseUntilTheWorkFinishes) {
   f.allocator.deallocate(c);
 }
 
+// A pending free completing next to the recently freed block (Note [Recently freed block]) must
+// merge with it, not corrupt the free index.
+TEST_P(CachingAllocatorModes, PendingFreeNextToTheRecentlyFreedBlockMerges) {
+  Fixture f(config(), 8ull << 30, /*auto_events=*/false);
+  void* a = f.allocator.allocate(4096, kStreamA);
+  void* b = f.allocator.allocate(4096, kStreamA);
+  void* c = f.allocator.allocate(4096, kStreamA);
+  ASSERT_EQ(static_cast<char*>(b), static_cast<char*>(a) + 4096);
+  f.allocator.record_stream(a, kStreamB);
+  f.allocator.deallocate(a);  // pending on stream B
+  f.allocator.deallocate(b);  // waits in the recent slot, beside a
+  f.events->complete_all();
+  void* other = f.allocator.allocate(100000, kStreamA);  // completes a's free, merges a and b
+  f.allocator.deallocate(other);
+  f.allocator.deallocate(c);
+  EXPECT_EQ(blocks_in_segments(f.allocator), 1u);  // everything merged back into one block
+  EXPECT_EQ(f.allocator.stats().inactive_split[0].current, 0);
+  void* whole = f.allocator.allocate(3 * 4096, kStreamA);
+  EXPECT_EQ(whole, a);
+  f.allocator.deallocate(whole);
+}
+
+// The GPU tier's cross-stream sequence, with events the test completes by hand.
+TEST_P(CachingAllocatorModes, CrossStreamReuseSequence) {
+  Fixture f(config(), 8ull << 30, /*auto_events=*/false);
+  void* buffer = f.allocator.allocate(8 * MiB, kStreamA);
+  f.allocator.record_stream(buffer, kStreamB);
+  f.allocator.deallocate(buffer);
+  void* next = f.allocator.allocate(8 * MiB, kStreamA);
+  EXPECT_NE(next, buffer);
+  f.events->complete_all();
+  f.allocator.process_events();
+  void* reused = f.allocator.allocate(8 * MiB, kStreamA);
+  EXPECT_EQ(reused, buffer);
+  f.allocator.deallocate(next);
+  f.allocator.deallocate(reused);
+  f.allocator.empty_cache();
+  EXPECT_EQ(f.provider->in_use(), 0u);
+}
+
 TEST_P(CachingAllocatorModes, EmptyCacheReturnsEverythingFree) {
   Fixture f(config());
   std::vector<void*> ps;

@@ -147,7 +147,13 @@ std::string api_name_from_call(std::string_view call_text);
 #define CUDAKIT_WARN_CUDA(call)                                                             \
   ::cudakit::detail::warn_cuda_error((call), #call, ::std::source_location::current())
 
+// For cudaStreamQuery / cudaEventQuery: true when complete, false for cudaErrorNotReady (which
+// is cleared), CudaError for anything else.
+#define CUDAKIT_QUERY_CUDA(call) \
+  ::cudakit::detail::query_ready((call), #call, ::std::source_location::current())
+
 namespace cudakit::detail {
+bool query_ready(cudaError_t status, const char* call_text, std::source_location location);
 void warn_cuda_error(cudaError_t status, const char* call_text,
                      std::source_location location) noexcept;
 }

@@ -61,5 +61,9 @@ class use_mem_pool {
 
 // The pool the calling thread's allocations on `device` go to ({0,0}: the default pool).
 [[nodiscard]] PoolId current_pool(int device);
+// Routes the calling thread's allocations on `device` to `pool` (as use_mem_pool does, without
+// a MemPool object) and returns the pool they went to before. Graph capture uses it to send the
+// capturing thread's allocations to the graph's private pool.
+PoolId exchange_current_pool(int device, PoolId pool);
 
 }  // namespace cudakit::memory

@@ -34,7 +34,8 @@ class SegmentProvider {
   // Returns a range that map() backed, exactly as mapped.
   virtual void unmap(void* addr, std::size_t bytes) noexcept { (void)addr; (void)bytes; }
 
-  // Waits for work queued on `stream` (before memory used on it is returned to the driver).
+  // Waits for the work that may still use memory last used on `stream`, before that memory is
+  // returned to the driver. The stream may no longer exist: implementations must not touch it.
   virtual void synchronize(StreamKey stream) { (void)stream; }
   // (free, total) bytes of the memory this provider draws from: for OOM reports and the
   // per-process fraction.

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""torch.rand / torch.randn on 2^28 float32 elements in TB/s written, timed like
+bench/random_bench.cpp (CUDA events around one call, warm-up first), median and best of >= 20.
+Run both in one session on the same GPU to compare:  python3 bench/torch_random_bench.py"""
+import statistics
+import sys
+
+import torch
+
+N = 1 << 28
+BYTES = N * 4
+RUNS = 30
+
+
+def measure(name, fn):
+    out = torch.empty(N, dtype=torch.float32, device="cuda")
+    for _ in range(3):
+        fn(out)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(RUNS):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(out)
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) / 1e3)
+    median = statistics.median(times)
+    best = min(times)
+    print(f"  {name:<22} median {BYTES / median / 1e12:6.3f} TB/s   best {BYTES / best / 1e12:6.3f} TB/s"
+          f"   ({median * 1e6:8.1f} us median)")
+    return BYTES / median / 1e12
+
+
+def main():
+    if not torch.cuda.is_available():
+        print("no CUDA device: torch benchmarks skipped")
+        return 0
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}, 2^28 float32, {RUNS} runs:")
+    measure("memset (fill ceiling)", lambda out: out.zero_())
+    measure("torch.rand", lambda out: torch.rand(N, out=out))
+    measure("torch.randn", lambda out: torch.randn(N, out=out))
+    measure("exponential_", lambda out: out.exponential_())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

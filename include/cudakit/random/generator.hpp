@@ -1,0 +1,77 @@
+#pragma once
+// Generator: a Philox4x32-10 stream — a seed and an offset counted in Philox counters — for one
+// device (torch.Generator / torch's CUDA generator). See Note [Counter layout] and
+// Note [Graph-safe Philox state].
+//
+// Thread-safe: every member may be called concurrently; each draw reserves its counters under
+// the generator's lock, so concurrent draws never overlap.
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "cudakit/core/stream_ref.hpp"
+#include "cudakit/random/philox_state.hpp"
+#include "cudakit/tensor/device.hpp"
+
+namespace cudakit::random {
+
+// torch's default seed (default_rng_seed_val), so that an unseeded program starts the same way.
+inline constexpr std::uint64_t kDefaultSeed = 67280421310721ull;
+
+class Generator {
+ public:
+  explicit Generator(tensor::Device device = tensor::Device::cpu(),
+                     std::uint64_t seed = kDefaultSeed);
+  ~Generator();
+  Generator(const Generator&) = delete;
+  Generator& operator=(const Generator&) = delete;
+
+  [[nodiscard]] tensor::Device device() const noexcept { return device_; }
+
+  // Sets the seed and restarts the sequence (offset 0).
+  void manual_seed(std::uint64_t seed);
+  // Seeds from a non-deterministic source (std::random_device) and returns the seed.
+  std::uint64_t seed();
+  // The seed last set.
+  [[nodiscard]] std::uint64_t initial_seed() const;
+  [[nodiscard]] std::uint64_t offset() const;
+  void set_offset(std::uint64_t offset);
+
+  // 16 bytes: the seed, then the offset, each a little-endian uint64 (torch's CUDA layout).
+  [[nodiscard]] std::vector<std::uint8_t> get_state() const;
+  // Restores get_state()'s 16 bytes, or takes 8 bytes as a seed alone (offset 0).
+  // @throws InvalidArgumentError for any other size (naming it).
+  void set_state(std::span<const std::uint8_t> state);
+
+  // Reserves `counters` Philox counters for one draw and says where they start. Eager: the state
+  // holds (seed, offset) and the offset advances now. While capturing (capture_prologue), it
+  // refers to the device slot instead. `stream`, when given, is checked: a draw queued on a
+  // capturing stream of a generator that is not capturing is refused (its replays would repeat
+  // the same numbers). @throws StateError in that case.
+  [[nodiscard]] PhiloxState philox_state(std::uint64_t counters,
+                                         std::optional<StreamRef> stream = std::nullopt);
+
+  // --- CUDA graph support (the Graph class calls these; See Note [Graph-safe Philox state]) ---
+  // Call before a capture that draws from this generator. @throws StateError if already
+  // capturing, InvalidArgumentError for a host generator.
+  void capture_prologue();
+  // Call after the capture; returns the counters the captured draws use per replay.
+  std::uint64_t capture_epilogue();
+  // Call before each replay, on the replay's stream, with capture_epilogue()'s value.
+  void replay_prologue(std::uint64_t wholegraph_increment, StreamRef stream);
+  [[nodiscard]] bool is_capturing() const;
+
+ private:
+  tensor::Device device_;
+  mutable std::mutex mutex_;
+  std::uint64_t seed_;
+  std::uint64_t offset_ = 0;
+  bool capturing_ = false;
+  std::uint64_t intragraph_offset_ = 0;
+  std::uint64_t* device_slot_ = nullptr;  // 16 bytes on device_, made on first capture
+};
+
+}  // namespace cudakit::random

@@ -1,0 +1,149 @@
+#include "cudakit/random/generator.hpp"
+
+#include <random>
+#include <string>
+
+#include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/error.hpp"
+#include "cudakit/memory/device_allocator.hpp"
+#include "random/detail/draw.hpp"
+
+namespace cudakit::random {
+
+Generator::Generator(tensor::Device device, std::uint64_t seed) : device_(device), seed_(seed) {}
+
+Generator::~Generator() {
+  if (device_slot_ == nullptr) return;
+  try {
+    memory::deallocate(device_slot_);
+  } catch (...) {
+    // Never throw from a destructor; the runtime may be unloading.
+  }
+}
+
+void Generator::manual_seed(std::uint64_t seed) {
+  std::lock_guard lock(mutex_);
+  seed_ = seed;
+  offset_ = 0;
+}
+
+std::uint64_t Generator::seed() {
+  std::random_device device;
+  const std::uint64_t s = (static_cast<std::uint64_t>(device()) << 32) ^ device();
+  manual_seed(s);
+  return s;
+}
+
+std::uint64_t Generator::initial_seed() const {
+  std::lock_guard lock(mutex_);
+  return seed_;
+}
+
+std::uint64_t Generator::offset() const {
+  std::lock_guard lock(mutex_);
+  return offset_;
+}
+
+void Generator::set_offset(std::uint64_t offset) {
+  std::lock_guard lock(mutex_);
+  offset_ = offset;
+}
+
+std::vector<std::uint8_t> Generator::get_state() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::uint8_t> state(16);
+  for (int b = 0; b < 8; ++b) {
+    state[b] = static_cast<std::uint8_t>(seed_ >> (8 * b));
+    state[8 + b] = static_cast<std::uint8_t>(offset_ >> (8 * b));
+  }
+  return state;
+}
+
+void Generator::set_state(std::span<const std::uint8_t> state) {
+  if (state.size() != 16 && state.size() != 8) {
+    throw InvalidArgumentError("Generator::set_state",
+                               "expects 16 bytes (seed, offset) or 8 bytes (seed), got " +
+                                   std::to_string(state.size()));
+  }
+  std::uint64_t seed = 0, offset = 0;
+  for (int b = 0; b < 8; ++b) {
+    seed |= static_cast<std::uint64_t>(state[b]) << (8 * b);
+    if (state.size() == 16) offset |= static_cast<std::uint64_t>(state[8 + b]) << (8 * b);
+  }
+  std::lock_guard lock(mutex_);
+  seed_ = seed;
+  offset_ = offset;
+}
+
+PhiloxState Generator::philox_state(std::uint64_t counters, std::optional<StreamRef> stream) {
+  std::lock_guard lock(mutex_);
+  if (capturing_) {
+    PhiloxState state{seed_, 0, device_slot_, intragraph_offset_};
+    intragraph_offset_ += counters;
+    return state;
+  }
+  if (stream && device_.is_cuda()) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    CUDAKIT_CHECK_CUDA(cudaStreamIsCapturing(stream->handle(), &status));
+    if (status != cudaStreamCaptureStatusNone) {
+      throw StateError("Generator::philox_state",
+                       "a random draw is being captured into a CUDA graph, but the generator of " +
+                           device_.str() + " is not capturing (call capture_prologue() first, "
+                           "or capture through cudakit's Graph): its replays would repeat the "
+                           "same numbers");
+    }
+  }
+  PhiloxState state{seed_, offset_, nullptr, 0};
+  offset_ += counters;
+  return state;
+}
+
+void Generator::capture_prologue() {
+  if (!device_.is_cuda()) {
+    throw InvalidArgumentError("Generator::capture_prologue",
+                               "graph capture needs a CUDA generator, this one is for the host");
+  }
+  std::lock_guard lock(mutex_);
+  if (capturing_) {
+    throw StateError("Generator::capture_prologue",
+                     "the generator of " + device_.str() + " is already capturing");
+  }
+  if (device_slot_ == nullptr) {
+    const StreamRef stream = current_stream(device_.index);
+    device_slot_ = static_cast<std::uint64_t*>(memory::allocate(2 * sizeof(std::uint64_t), stream));
+    // A defined value until the first replay writes it.
+    detail::cuda_write_slot(device_slot_, seed_, offset_, stream);
+  }
+  capturing_ = true;
+  intragraph_offset_ = 0;
+}
+
+std::uint64_t Generator::capture_epilogue() {
+  std::lock_guard lock(mutex_);
+  if (!capturing_) {
+    throw StateError("Generator::capture_epilogue",
+                     "the generator of " + device_.str() + " is not capturing");
+  }
+  capturing_ = false;
+  return intragraph_offset_;
+}
+
+void Generator::replay_prologue(std::uint64_t wholegraph_increment, StreamRef stream) {
+  std::lock_guard lock(mutex_);
+  if (device_slot_ == nullptr) {
+    throw StateError("Generator::replay_prologue",
+                     "the generator of " + device_.str() + " never captured a graph");
+  }
+  if (capturing_) {
+    throw StateError("Generator::replay_prologue", "cannot replay while capturing");
+  }
+  detail::cuda_write_slot(device_slot_, seed_, offset_, stream);
+  offset_ += wholegraph_increment;
+}
+
+bool Generator::is_capturing() const {
+  std::lock_guard lock(mutex_);
+  return capturing_;
+}
+
+}  // namespace cudakit::random

@@ -1,0 +1,201 @@
+// The random kernels: one grid-stride kernel template over the distribution functors (one Philox
+// call -> kPerCall values per iteration, stored as one 16-byte (8, 4) vector when the output is
+// contiguous and aligned), randperm's radix sort, and the graph slot writer.
+// See Note [Counter layout] and Note [Graph-safe Philox state].
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <limits>
+
+#include "cudakit/core/device_guard.hpp"
+#include "cudakit/core/error.hpp"
+#include "cudakit/memory/device_allocator.hpp"
+#include "random/detail/draw.hpp"
+#include "tensor/detail/launch_config.hpp"
+
+namespace cudakit::random::detail {
+namespace {
+
+constexpr int kThreads = tensor::detail::kBlockThreads;
+
+template <class T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+// Thread t handles counters t, t + stride, ... of the draw: the grid decides only who computes
+// a value, never which value (See Note [Counter layout]).
+template <bool kVector, class Dist, class T = typename Dist::value_type>
+__device__ __forceinline__ void draw_loop(const Dist& dist, const PhiloxKey& key,
+                                          std::uint64_t offset, T* out, std::int64_t n,
+                                          const tensor::detail::StridedIndexer& index,
+                                          bool contiguous) {
+  constexpr int K = Dist::kPerCall;
+  const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  if constexpr (kVector) {
+    // Whole counters: one vector store each. Then the partial last counter, by one thread.
+    const std::uint64_t whole = static_cast<std::uint64_t>(n) / K;
+    for (std::uint64_t j = first; j < whole; j += stride) {
+      Pack<T, K> v;
+      dist(philox_block(key, offset + j), v.v);
+      reinterpret_cast<Pack<T, K>*>(out)[j] = v;
+    }
+    if (first == 0 && whole * K < static_cast<std::uint64_t>(n)) {
+      Pack<T, K> v;
+      dist(philox_block(key, offset + whole), v.v);
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const auto i = static_cast<std::int64_t>(whole * K + k);
+        if (i < n) out[i] = v.v[k];
+      }
+    }
+  } else {
+    const std::uint64_t blocks = (static_cast<std::uint64_t>(n) + K - 1) / K;
+    for (std::uint64_t j = first; j < blocks; j += stride) {
+      Pack<T, K> v;
+      dist(philox_block(key, offset + j), v.v);
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const auto i = static_cast<std::int64_t>(j * K + k);
+        if (i < n) out[contiguous ? i : index.offset(i)] = v.v[k];
+      }
+    }
+  }
+}
+
+// `key` is the eager draw's key schedule, computed on the host; a captured draw reads its seed
+// from the generator's device slot and computes the schedule here (See Note [Graph-safe Philox
+// state]).
+template <class Dist, bool kVector>
+__global__ void __launch_bounds__(kThreads) draw_kernel(Dist dist, PhiloxState state, PhiloxKey key,
+                                                        typename Dist::value_type* out,
+                                                        std::int64_t n,
+                                                        tensor::detail::StridedIndexer index,
+                                                        bool contiguous) {
+  const PhiloxState::Values s = state.unpack();
+  if (state.device_slot != nullptr) {
+    draw_loop<kVector>(dist, philox_key(s.seed), s.offset, out, n, index, contiguous);
+  } else {
+    draw_loop<kVector>(dist, key, s.offset, out, n, index, contiguous);
+  }
+}
+
+// Resident blocks per SM for a kernel, asked once per instantiation.
+template <class Dist, bool kVector, class Kernel>
+int blocks_per_sm(Kernel kernel) {
+  static const int blocks = [&] {
+    int b = 0;
+    CUDAKIT_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kThreads, 0));
+    return std::max(b, 1);
+  }();
+  return blocks;
+}
+
+template <class Dist, bool kVector>
+void launch_draw(const Dist& dist, const DrawTarget& target, PhiloxState state, StreamRef stream) {
+  using T = typename Dist::value_type;
+  constexpr int K = Dist::kPerCall;
+  const auto kernel = draw_kernel<Dist, kVector>;
+  const std::int64_t blocks = (target.numel + K - 1) / K;
+  // A persistent grid: every SM full, each thread looping over counters.
+  const unsigned grid =
+      tensor::detail::grid_for(blocks, stream.device(), blocks_per_sm<Dist, kVector>(kernel));
+  const PhiloxKey key = philox_key(state.seed);  // unused by captured draws
+  kernel<<<grid, kThreads, 0, stream.handle()>>>(dist, state, key, static_cast<T*>(target.data),
+                                                 target.numel, target.index, target.contiguous);
+  CUDAKIT_CHECK_CUDA(cudaGetLastError());
+}
+
+__global__ void write_slot_kernel(std::uint64_t* slot, std::uint64_t seed, std::uint64_t offset) {
+  slot[0] = seed;
+  slot[1] = offset;
+}
+
+template <class Index>
+__global__ void iota_kernel(Index* out, std::int64_t n) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    out[i] = static_cast<Index>(i);
+  }
+}
+
+// Frees stream-ordered memory from memory::allocate at scope exit.
+struct DeviceBuffer {
+  void* ptr;
+  explicit DeviceBuffer(std::size_t bytes, StreamRef stream) : ptr(memory::allocate(bytes, stream)) {}
+  ~DeviceBuffer() {
+    try {
+      memory::deallocate(ptr);
+    } catch (...) {
+    }
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr);
+  }
+};
+
+template <class Index>
+void randperm_sorted(Index* out, std::int64_t n, PhiloxState state, StreamRef stream) {
+  const auto count = static_cast<int>(n);
+  DeviceBuffer keys_in(sizeof(std::uint64_t) * n, stream), keys_out(sizeof(std::uint64_t) * n, stream);
+  DeviceBuffer values_in(sizeof(Index) * n, stream);
+  DrawTarget keys{keys_in.ptr, n, {}, true};
+  launch_draw<PermutationKey, true>(PermutationKey{}, keys, state, stream);
+  iota_kernel<<<tensor::detail::grid_for(n, stream.device()), kThreads, 0, stream.handle()>>>(
+      values_in.as<Index>(), n);
+  CUDAKIT_CHECK_CUDA(cudaGetLastError());
+  std::size_t temp_bytes = 0;
+  CUDAKIT_CHECK_CUDA(cub::DeviceRadixSort::SortPairs(
+      nullptr, temp_bytes, keys_in.as<std::uint64_t>(), keys_out.as<std::uint64_t>(),
+      values_in.as<Index>(), out, count, 0, 64, stream.handle()));
+  DeviceBuffer temp(std::max<std::size_t>(temp_bytes, 1), stream);
+  CUDAKIT_CHECK_CUDA(cub::DeviceRadixSort::SortPairs(
+      temp.ptr, temp_bytes, keys_in.as<std::uint64_t>(), keys_out.as<std::uint64_t>(),
+      values_in.as<Index>(), out, count, 0, 64, stream.handle()));
+}
+
+bool aligned(const void* p, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
+
+}  // namespace
+
+void cuda_draw(const DrawRequest& request, const DrawTarget& target, PhiloxState state,
+               StreamRef stream) {
+  if (target.numel == 0) return;
+  DeviceGuard guard(stream.device());
+  with_distribution(request, [&](auto dist) {
+    using Dist = decltype(dist);
+    constexpr std::size_t pack = sizeof(typename Dist::value_type) * Dist::kPerCall;
+    if (target.contiguous && aligned(target.data, pack)) {
+      launch_draw<Dist, true>(dist, target, state, stream);
+    } else {
+      launch_draw<Dist, false>(dist, target, state, stream);
+    }
+  });
+}
+
+void cuda_randperm(void* out, tensor::DType dtype, std::int64_t n, PhiloxState state,
+                   StreamRef stream) {
+  if (n == 0) return;
+  DeviceGuard guard(stream.device());
+  if (dtype == tensor::DType::int32) {
+    randperm_sorted(static_cast<std::int32_t*>(out), n, state, stream);
+  } else {
+    randperm_sorted(static_cast<std::int64_t*>(out), n, state, stream);
+  }
+}
+
+void cuda_write_slot(std::uint64_t* slot, std::uint64_t seed, std::uint64_t offset,
+                     StreamRef stream) {
+  DeviceGuard guard(stream.device());
+  write_slot_kernel<<<1, 1, 0, stream.handle()>>>(slot, seed, offset);
+  CUDAKIT_CHECK_CUDA(cudaGetLastError());
+}
+
+}  // namespace cudakit::random::detail

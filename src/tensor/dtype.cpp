@@ -1,0 +1,31 @@
+#include "cudakit/tensor/dtype.hpp"
+
+#include <array>
+#include <string>
+
+#include "cudakit/core/error.hpp"
+
+namespace cudakit::tensor {
+namespace {
+constexpr std::array<std::string_view, 8> kNames = {"float32", "float16", "bfloat16", "float64",
+                                                    "int32",   "int64",   "uint8",    "bool"};
+constexpr std::array<std::size_t, 8> kSizes = {4, 2, 2, 8, 4, 8, 1, 1};
+}  // namespace
+
+std::size_t element_size(DType dtype) noexcept { return kSizes[static_cast<std::size_t>(dtype)]; }
+std::string_view dtype_name(DType dtype) noexcept { return kNames[static_cast<std::size_t>(dtype)]; }
+bool is_floating(DType dtype) noexcept {
+  return dtype == DType::float32 || dtype == DType::float16 || dtype == DType::bfloat16 ||
+         dtype == DType::float64;
+}
+
+DType parse_dtype(std::string_view name) {
+  for (std::size_t i = 0; i < kNames.size(); ++i) {
+    if (kNames[i] == name) return static_cast<DType>(i);
+  }
+  throw InvalidArgumentError("parse_dtype", "unknown dtype '" + std::string(name) +
+                                                "' (float32, float16, bfloat16, float64, int32, "
+                                                "int64, uint8 or bool)");
+}
+
+}  // namespace cudakit::tensor

@@ -1,0 +1,171 @@
+#include "cudakit/tensor/matmul.hpp"
+
+#include <cublas_v2.h>
+
+#include <string>
+#include <unordered_map>
+
+#include "cudakit/core/device_guard.hpp"
+#include "cudakit/core/error.hpp"
+#include "cudakit/tensor/factories.hpp"
+#include "cudakit/tensor/detail/convert.hpp"
+
+namespace cudakit::tensor {
+namespace {
+
+void check_cublas(cublasStatus_t status, const char* api) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw CudaError(cudaErrorUnknown, api,
+                    std::string("cuBLAS: ") + cublasGetStatusString(status));
+  }
+}
+
+// One handle per (thread, device), destroyed when the thread exits. See the header.
+cublasHandle_t cublas_handle(int device, StreamRef stream) {
+  struct Handles {
+    std::unordered_map<int, cublasHandle_t> by_device;
+    ~Handles() {
+      for (auto& [device, handle] : by_device) {
+        (void)device;
+        cublasDestroy(handle);  // failures at thread exit are ignored: the runtime may be gone
+      }
+    }
+  };
+  thread_local Handles handles;
+  auto it = handles.by_device.find(device);
+  if (it == handles.by_device.end()) {
+    cublasHandle_t h = nullptr;
+    check_cublas(cublasCreate(&h), "cublasCreate");
+    it = handles.by_device.emplace(device, h).first;
+  }
+  check_cublas(cublasSetStream(it->second, stream.handle()), "cublasSetStream");
+  return it->second;
+}
+
+// A row-major matrix operand seen by column-major cuBLAS: its transpose, read with `op`.
+struct Operand {
+  Tensor t;  // possibly a contiguous copy
+  cublasOperation_t op = CUBLAS_OP_N;
+  std::int64_t ld = 0;
+  std::int64_t batch_stride = 0;
+};
+
+// rows x cols are the last two dims of `t`; a row-major layout (stride (ld, 1)) is cuBLAS's
+// untransposed cols x rows matrix, a column-major one (stride (1, ld)) its transpose.
+Operand as_operand(const Tensor& t, OptionalStream stream) {
+  const int r = t.dim() - 2, c = t.dim() - 1;
+  const std::int64_t rows = t.size(r), cols = t.size(c);
+  Operand o;
+  o.batch_stride = t.dim() == 3 ? t.stride(0) : 0;
+  if (t.stride(c) == 1 && t.stride(r) >= std::max<std::int64_t>(cols, 1)) {
+    o.t = t;
+    o.op = CUBLAS_OP_N;
+    o.ld = t.stride(r);
+  } else if (t.stride(r) == 1 && t.stride(c) >= std::max<std::int64_t>(rows, 1)) {
+    o.t = t;
+    o.op = CUBLAS_OP_T;
+    o.ld = t.stride(c);
+  } else {
+    o.t = t.contiguous(stream);
+    o.op = CUBLAS_OP_N;
+    o.ld = std::max<std::int64_t>(cols, 1);
+    o.batch_stride = t.dim() == 3 ? rows * cols : 0;
+  }
+  if (t.dim() == 3 && t.size(0) == 1) o.batch_stride = 0;
+  return o;
+}
+
+cudaDataType_t cuda_type(DType dtype) {
+  switch (dtype) {
+    case DType::float16: return CUDA_R_16F;
+    case DType::bfloat16: return CUDA_R_16BF;
+    case DType::float64: return CUDA_R_64F;
+    default: return CUDA_R_32F;
+  }
+}
+
+void cuda_matmul(const Tensor& a, const Tensor& b, Tensor& out, std::int64_t batch,
+                 std::int64_t m, std::int64_t k, std::int64_t n, StreamRef stream) {
+  DeviceGuard guard(stream.device());
+  const Operand A = as_operand(a, stream), B = as_operand(b, stream);
+  cublasHandle_t h = cublas_handle(stream.device(), stream);
+  const cudaDataType_t type = cuda_type(a.dtype());
+  const bool is_double = a.dtype() == DType::float64;
+  const float alpha_f = 1.0f, beta_f = 0.0f;
+  const double alpha_d = 1.0, beta_d = 0.0;
+  const void* alpha = is_double ? static_cast<const void*>(&alpha_d) : &alpha_f;
+  const void* beta = is_double ? static_cast<const void*>(&beta_d) : &beta_f;
+  // float32 stays float32 (no TF32), as torch's default.
+  const cublasComputeType_t compute = is_double ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  // C^T (n x m) = B^T (n x k) * A^T (k x m), all column-major.
+  check_cublas(cublasGemmStridedBatchedEx(
+                   h, B.op, A.op, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
+                   alpha, B.t.data_ptr(), type, static_cast<int>(B.ld), B.batch_stride,
+                   A.t.data_ptr(), type, static_cast<int>(A.ld), A.batch_stride, beta,
+                   out.data_ptr(), type, static_cast<int>(n), m * n, static_cast<int>(batch),
+                   compute, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmStridedBatchedEx");
+}
+
+template <class T>
+void cpu_matmul(const Tensor& a, const Tensor& b, Tensor& out, std::int64_t batch,
+                std::int64_t m, std::int64_t k, std::int64_t n) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const T* pa = static_cast<const T*>(a.data_ptr());
+  const T* pb = static_cast<const T*>(b.data_ptr());
+  T* po = static_cast<T*>(out.data_ptr());
+  const int ar = a.dim() - 2, br = b.dim() - 2;
+  const std::int64_t a_bs = a.dim() == 3 && a.size(0) > 1 ? a.stride(0) : 0;
+  const std::int64_t b_bs = b.dim() == 3 && b.size(0) > 1 ? b.stride(0) : 0;
+  for (std::int64_t p = 0; p < batch; ++p) {
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        C acc = 0;
+        for (std::int64_t l = 0; l < k; ++l) {
+          acc += tensor::detail::convert<C>(pa[p * a_bs + i * a.stride(ar) + l * a.stride(ar + 1)]) *
+                 tensor::detail::convert<C>(pb[p * b_bs + l * b.stride(br) + j * b.stride(br + 1)]);
+        }
+        po[(p * m + i) * n + j] = tensor::detail::convert<T>(acc);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b, OptionalStream stream) {
+  a.check_defined("matmul");
+  b.check_defined("matmul");
+  const auto mismatch = [&](const std::string& why) {
+    return InvalidArgumentError("matmul", why + ": " + a.description() + " x " + b.description());
+  };
+  if (a.dtype() != b.dtype()) throw mismatch("dtypes differ");
+  if (!is_floating(a.dtype())) throw mismatch("needs float32, float16, bfloat16 or float64");
+  if (a.device() != b.device()) throw mismatch("tensors on different devices");
+  if (a.dim() < 2 || a.dim() > 3 || b.dim() < 2 || b.dim() > 3 || (a.dim() == 2 && b.dim() == 3)) {
+    throw mismatch("supports [m, k] x [k, n], [b, m, k] x [b, k, n] and [b, m, k] x [k, n]");
+  }
+  const std::int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+  if (b.size(-2) != k) throw mismatch("inner dimensions differ");
+  std::int64_t batch = 1;
+  if (a.dim() == 3) {
+    batch = a.size(0);
+    if (b.dim() == 3 && b.size(0) != batch) throw mismatch("batch sizes differ");
+  }
+  Shape out_shape = a.dim() == 3 ? Shape{batch, m, n} : Shape{m, n};
+  Tensor out = empty(out_shape, TensorOptions{a.dtype(), a.device()}, stream);
+  if (out.numel() == 0) return out;
+  if (k == 0) return out.zero_(stream);
+  if (a.device().is_cpu()) {
+    visit_dtype(a.dtype(), [&]<class T>() {
+      if constexpr (tensor::detail::is_reduced_float_v<T> || std::is_floating_point_v<T>) {
+        cpu_matmul<T>(a, b, out, batch, m, k, n);
+      }
+    });
+  } else {
+    cuda_matmul(a, b, out, batch, m, k, n, out.stream_or_current(stream));
+  }
+  return out;
+}
+
+}  // namespace cudakit::tensor
