@@ -11,6 +11,7 @@
 #include "cudakit/core/stream.hpp"
 #include "cudakit/core/stream_guard.hpp"
 #include "info.hpp"
+#include "../../examples/graph_annotations.hpp"
 
 namespace cudakit::cli {
 namespace {
@@ -49,17 +50,21 @@ int run_stream_event_exercise() {
   return wrong == 0 ? 0 : 1;
 }
 
-const RegisterCommand kDemo("demo", "info, then a short GPU exercise (says so if there is no GPU)",
-                            [](CLI::App&) -> std::function<int()> {
-                              return [] {
-                                print_info(std::cout);
-                                if (!is_available()) {
-                                  std::cout << "\nNo CUDA device: the GPU part of the demo is "
-                                               "skipped.\n";
-                                  return 0;
-                                }
-                                return run_stream_event_exercise();
-                              };
-                            });
+const RegisterCommand kDemo(
+    "demo", "info, a stream/event exercise, then the seed's graph-annotation workflow",
+    [](CLI::App& app) -> std::function<int()> {
+      auto out_dir = std::make_shared<std::string>("cudakit-demo");
+      app.add_option("-o,--out", *out_dir, "folder for trace.json, annotations.json, trace_annotated.json");
+      return [out_dir] {
+        print_info(std::cout);
+        if (!is_available()) {
+          std::cout << "\nNo CUDA device: the GPU part of the demo is skipped.\n";
+          return 0;
+        }
+        const int streams = run_stream_event_exercise();
+        std::cout << "\n";
+        return examples::run_graph_annotations(*out_dir, std::cout) | streams;
+      };
+    });
 }  // namespace
 }  // namespace cudakit::cli

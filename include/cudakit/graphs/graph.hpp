@@ -1,0 +1,87 @@
+#pragma once
+// Graph: an owning, move-only CUDA graph with its private memory pool (torch.cuda.CUDAGraph).
+//
+// Life cycle: capture_begin on a side stream, the work to record, capture_end (which
+// instantiates unless keep_graph), then replay() any number of times, then reset() or
+// destruction. GraphCapture is the scope form of capture_begin/capture_end and the usual way in.
+//
+// Memory: while capturing, the capturing thread's allocations on the graph's device come from
+// the graph's private pool (See Note [Graph pools] in src/graphs/detail/graph_pool.hpp). Memory
+// allocated during capture keeps its address across replays — the graph reads and writes it —
+// until it is freed; the pool itself is released when the last graph using it is reset or
+// destroyed. A capture that fails releases the pool too (torch leaks it).
+
+#include <memory>
+
+#include "cudakit/core/current_stream.hpp"
+#include "cudakit/graphs/capture_error_mode.hpp"
+#include "cudakit/graphs/graph_ref.hpp"
+#include "cudakit/memory/caching_allocator.hpp"
+
+namespace cudakit::graphs {
+
+class Graph {
+ public:
+  // keep_graph = false: capture_end instantiates at once, as torch does. keep_graph = true:
+  // capture_end stops after capturing, so the graph can be dumped or inspected; instantiate() or
+  // the first replay() instantiates it. The captured cudaGraph_t is kept either way.
+  explicit Graph(bool keep_graph = false);
+  // Resets; never throws.
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  // A moved-from Graph is empty, as after reset(), and may capture again.
+  Graph(Graph&& other) noexcept;
+  Graph& operator=(Graph&& other) noexcept;
+
+  // Starts capturing the calling thread's current stream (which must not be the legacy default
+  // stream) into this graph. `pool`: {} for a new private pool, or another graph's pool() /
+  // graph_pool_handle() to share one. `enable_annotations`: record mark_kernels regions (See
+  // Note [Kernel annotations] in src/graphs/annotations.cpp).
+  // @throws StateError when the graph is not empty or the stream cannot capture; CudaError from
+  //         cudaStreamBeginCapture (the pool is released again).
+  void capture_begin(memory::PoolId pool = {}, CaptureErrorMode mode = CaptureErrorMode::global,
+                     bool enable_annotations = false);
+  // Ends the capture (on the thread that began it) and, unless keep_graph, instantiates.
+  // @throws StateError without a capture in progress. When the capture failed — a call made
+  //         during it was illegal and invalidated it — the partial graph is destroyed, the pool
+  //         released, and a CudaError is thrown whose api() names the call that broke the capture
+  //         (when CUPTI can tell; otherwise "cudaStreamEndCapture") and whose message gives the
+  //         error of that call.
+  void capture_end();
+  // Abandons a capture in progress: ends it, destroys the partial graph and releases the pool.
+  // For error paths (GraphCapture calls it when an exception leaves its scope). Never throws.
+  void capture_abort() noexcept;
+  // Instantiates a kept graph; no-op when already instantiated.
+  // @throws StateError without a captured graph; CudaError from cudaGraphInstantiate.
+  void instantiate();
+  // Launches the graph on `stream` (instantiating a kept graph first).
+  // @throws StateError for a graph that was never captured, was reset, or is capturing.
+  void replay(StreamRef stream = current_stream());
+  // Destroys the graph and its executable instance and gives up the pool (released when no
+  // other graph shares it). Memory allocated during capture and still live is not freed: free it
+  // first. The graph may capture again afterwards.
+  void reset() noexcept;
+
+  // The graph's memory pool: pass it to another capture_begin to share the pool. {} before the
+  // first capture_begin.
+  [[nodiscard]] memory::PoolId pool() const noexcept;
+  [[nodiscard]] bool is_capturing() const noexcept;
+  [[nodiscard]] bool is_instantiated() const noexcept;
+  // The device captured on (-1 before capture_begin).
+  [[nodiscard]] int device() const noexcept;
+  // Non-owning handles, valid until reset().
+  [[nodiscard]] GraphRef ref() const noexcept;
+  // cudaGraphDebugDotPrint of the captured graph. @throws StateError without one.
+  void debug_dump(const std::string& path, unsigned flags = cudaGraphDebugDotFlagsVerbose) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A new pool id for captures to share (torch.cuda.graph_pool_handle): the pool is created by
+// the first capture_begin that uses it and released when the last graph using it lets go.
+[[nodiscard]] memory::PoolId graph_pool_handle() noexcept;
+
+}  // namespace cudakit::graphs

@@ -1,0 +1,45 @@
+#pragma once
+// The process-wide registry of graph kernel annotations (torch.cuda.graph_annotations'
+// get_kernel_annotations and friends), and the mechanism that finds each node's id.
+//
+// Keys are the "graph node id" the profiler reports for the replayed kernel, memcpy or memset
+// (CUPTI activity records' graphNodeId): one entry per node of every instantiation of a graph
+// captured with enable_annotations. See Note [Kernel annotations] in src/graphs/annotations.cpp.
+
+#include <optional>
+#include <string>
+
+#include "cudakit/profiler/kernel_annotations.hpp"
+
+namespace cudakit::annotations {
+
+enum class AnnotationMechanism {
+  // cuGraphNodeGetToolsId on the executable graph's nodes (CUDA >= 13.1 drivers).
+  tools_id,
+  // CUPTI's node ids (cuptiGetGraphNodeId) of the executable graph's nodes, found through the
+  // node-cloned callback of instantiation (any driver CUPTI supports, 13.0 included). Kernel
+  // nodes only: memset and memcpy nodes are rebuilt after cloning, under ids the callback does
+  // not reveal (See Note [Kernel annotations]).
+  cupti,
+  // No way to learn node ids: annotations record nothing (CUPTI could not be loaded).
+  none,
+};
+[[nodiscard]] const char* to_string(AnnotationMechanism mechanism) noexcept;
+
+// The mechanism instantiations use now: the one set_annotation_mechanism forced, else the one
+// CUDAKIT_ANNOTATIONS_MECHANISM names (tools_id, cupti, none or auto), else the best available.
+[[nodiscard]] AnnotationMechanism annotation_mechanism();
+// Forces `mechanism` (nullopt: back to automatic). Annotations recorded so far are kept.
+// @throws StateError when the mechanism cannot work here (no tools ids, no CUPTI).
+void set_annotation_mechanism(std::optional<AnnotationMechanism> mechanism);
+// True when captures with enable_annotations record anything (mechanism != none).
+[[nodiscard]] bool is_available();
+
+// A copy of every annotation recorded so far.
+[[nodiscard]] profiler::KernelAnnotations get_kernel_annotations();
+// Forgets them.
+void clear_kernel_annotations();
+// The registry in the JSON form beside a trace (profiler::save_kernel_annotations).
+void save_kernel_annotations(const std::string& path);
+
+}  // namespace cudakit::annotations

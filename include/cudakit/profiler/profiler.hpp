@@ -1,0 +1,74 @@
+#pragma once
+// Profiler: CUPTI activity tracing of a region of a program, torch.profiler.profile() for C++.
+//
+//   cudakit::profiler::Profiler prof;            // starts recording
+//   graph.replay();
+//   prof.stop();                                 // waits for the device, collects records
+//   prof.export_chrome_trace("trace.json", &annotations);
+//   std::cout << prof.key_averages_table();
+//
+// Records kernels, memcpys, memsets, runtime API calls, synchronizations (see TraceEvents) and
+// record_function ranges, through the process's CuptiHub, so it runs alongside graph kernel
+// annotations and other hub listeners. Several profilers may run at once; each gets every
+// record made while it runs. Not thread-safe itself: start/stop/export from one thread.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cudakit/profiler/key_averages.hpp"
+#include "cudakit/profiler/kernel_annotations.hpp"
+#include "cudakit/profiler/trace_events.hpp"
+
+namespace cudakit::profiler {
+
+namespace detail {
+class ActivityCollector;  // the event store CUPTI's thread appends to (src/profiler/detail)
+}
+
+struct ProfilerOptions {
+  bool kernels = true;          // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+  bool memory_ops = true;       // CUPTI_ACTIVITY_KIND_MEMCPY and _MEMSET
+  bool runtime = true;          // CUPTI_ACTIVITY_KIND_RUNTIME (needed for launch->kernel flows)
+  bool synchronization = true;  // CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+};
+
+class Profiler {
+ public:
+  // Starts recording at once when `start_now`.
+  // @throws as start().
+  explicit Profiler(ProfilerOptions options = {}, bool start_now = true);
+  // Stops if running; never throws.
+  ~Profiler();
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+
+  // Begins recording; events of an earlier start/stop are kept and added to.
+  // @throws StateError when already running, or when CUPTI is unavailable (the message says
+  //         why: libcupti missing, another CUPTI subscriber such as Nsight, no driver).
+  void start();
+  // Waits for all work on the device (cudaDeviceSynchronize, as torch.profiler does on exit) so
+  // that everything launched while recording is delivered, then stops. No-op when not running.
+  void stop();
+  [[nodiscard]] bool is_running() const noexcept { return running_; }
+
+  // What was recorded (complete after stop()).
+  [[nodiscard]] const TraceEvents& events() const;
+  // Drops everything recorded so far.
+  void clear();
+
+  // See chrome_trace_json() for the format and the annotation merge rules.
+  // @throws StateError while running; InvalidArgumentError when `path` cannot be written.
+  void export_chrome_trace(const std::string& path,
+                           const KernelAnnotations* annotations = nullptr) const;
+  [[nodiscard]] std::vector<KeyAverage> key_averages() const;
+  [[nodiscard]] std::string key_averages_table(std::size_t row_limit = 0) const;
+
+ private:
+  ProfilerOptions options_;
+  std::shared_ptr<detail::ActivityCollector> collector_;
+  int listener_ = -1;
+  bool running_ = false;
+};
+
+}  // namespace cudakit::profiler

@@ -1,0 +1,34 @@
+#pragma once
+// RecordFunction: a named range on the host timeline of every running Profiler, the C++ form of
+// `with torch.profiler.record_function("name"):`. Stamped with CuptiHub::timestamp(), the clock
+// of CUPTI's activity records, so a range encloses the launches made inside it in the trace.
+//
+//   { auto range = cudakit::profiler::record_function("forward"); ... }
+//
+// A range begun while no Profiler runs records nothing and costs one atomic load. A range is
+// added, when it ends, to every Profiler running at that moment.
+
+#include <cstdint>
+#include <string>
+
+namespace cudakit::profiler {
+
+class RecordFunction {
+ public:
+  explicit RecordFunction(std::string name);
+  ~RecordFunction();
+  RecordFunction(const RecordFunction&) = delete;
+  RecordFunction& operator=(const RecordFunction&) = delete;
+
+ private:
+  std::string name_;
+  std::uint64_t start_ns_ = 0;
+  bool active_ = false;  // a profiler ran when the range began
+};
+
+// Guaranteed copy elision makes this an RAII factory: `auto r = record_function("step");`.
+[[nodiscard]] inline RecordFunction record_function(std::string name) {
+  return RecordFunction(std::move(name));
+}
+
+}  // namespace cudakit::profiler

@@ -1,0 +1,36 @@
+#pragma once
+// Offline merge of kernel annotations into a recorded Chrome trace (the seed's merge loop, as a
+// library call and as `cudakit trace merge`): needs no GPU and no CUPTI.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "cudakit/profiler/kernel_annotations.hpp"
+
+namespace cudakit::profiler {
+
+struct TraceMergeResult {
+  std::string json;                   // the merged trace
+  std::size_t annotated_events = 0;   // events that received at least one field
+  std::size_t graph_node_events = 0;  // events that carry a "graph node id"
+};
+
+// For every event of trace["traceEvents"] whose args carry a "graph node id" that is a key of
+// `annotations`, applies the fields of that node's annotation objects to args in order (later
+// objects win, and they overwrite the event's own fields), as the seed's
+// `event["args"].update(ann)` does. Everything else in the trace is kept as it was.
+// @throws InvalidArgumentError whose message names what is malformed: invalid JSON (with the
+//         byte offset), a missing or non-array "traceEvents", the index of an event that is not
+//         an object, whose "args" is not an object, or whose "graph node id" is not an
+//         unsigned integer.
+[[nodiscard]] TraceMergeResult merge_trace_annotations(std::string_view trace_json,
+                                                       const KernelAnnotations& annotations);
+
+// The file form: reads TRACE and ANNOTATIONS, writes OUT.
+// @throws InvalidArgumentError whose message starts with the path of the file at fault.
+TraceMergeResult merge_trace_annotation_files(const std::string& trace_path,
+                                              const std::string& annotations_path,
+                                              const std::string& output_path);
+
+}  // namespace cudakit::profiler

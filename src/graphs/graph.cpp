@@ -1,0 +1,211 @@
+#include "cudakit/graphs/graph.hpp"
+
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/error.hpp"
+#include "cudakit/graphs/capture_status.hpp"
+#include "cudakit/memory/mem_pool.hpp"
+#include "graphs/detail/annotation_capture.hpp"
+#include "graphs/detail/capture_failures.hpp"
+#include "graphs/detail/graph_pool.hpp"
+
+namespace cudakit::graphs {
+
+struct Graph::Impl {
+  explicit Impl(bool keep) : keep_graph(keep) {}
+
+  bool keep_graph;
+  int device = -1;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  std::shared_ptr<detail::GraphPoolLease> pool;
+
+  // While capturing.
+  cudaStream_t capture_stream = nullptr;
+  std::thread::id capture_thread;
+  memory::PoolId routed_before;  // the capturing thread's pool before capture_begin
+  std::optional<detail::CaptureFailureWatch> watch;
+  // From capture_begin with annotations until instantiation.
+  std::unique_ptr<detail::AnnotationCapture> annotations;
+
+  [[nodiscard]] bool capturing() const noexcept { return capture_stream != nullptr; }
+
+  // Ends what capture_begin started besides the CUDA capture itself.
+  void stop_capturing() noexcept {
+    if (std::this_thread::get_id() == capture_thread) {
+      memory::exchange_current_pool(device, routed_before);
+    }
+    capture_stream = nullptr;
+    watch.reset();
+  }
+
+  // Back to empty (keep_graph survives).
+  void clear() noexcept {
+    annotations.reset();
+    if (exec) CUDAKIT_WARN_CUDA(cudaGraphExecDestroy(std::exchange(exec, nullptr)));
+    if (graph) CUDAKIT_WARN_CUDA(cudaGraphDestroy(std::exchange(graph, nullptr)));
+    // After the graph: the graph's memory must outlive any use by it. See Note [Graph pools].
+    pool.reset();
+    device = -1;
+  }
+};
+
+namespace {
+
+[[noreturn]] void throw_capture_failed(cudaError_t end_status,
+                                       const std::optional<detail::FailedCall>& culprit) {
+  const char* cleanup = "; the partial graph was destroyed and its memory pool released";
+  if (!culprit) {
+    throw CudaError(end_status, "cudaStreamEndCapture",
+                    cudakit::detail::concat("the capture failed", cleanup));
+  }
+  const std::string api = culprit->api.empty() ? "cudaStreamEndCapture" : culprit->api;
+  const std::string who = culprit->api.empty() ? std::string("a call during the capture")
+                                               : culprit->api;
+  throw CudaError(culprit->status, api,
+                  cudakit::detail::concat(who, " is not allowed while a stream is capturing and broke the capture (",
+                                 cudaGetErrorName(culprit->status), ": ",
+                                 cudaGetErrorString(culprit->status), "); cudaStreamEndCapture returned ",
+                                 cudaGetErrorName(end_status), cleanup));
+}
+
+}  // namespace
+
+Graph::Graph(bool keep_graph) : impl_(std::make_unique<Impl>(keep_graph)) {}
+
+Graph::~Graph() { reset(); }
+
+Graph::Graph(Graph&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
+
+Graph& Graph::operator=(Graph&& other) noexcept {
+  if (this != &other) {
+    reset();
+    impl_ = std::exchange(other.impl_, nullptr);
+  }
+  return *this;
+}
+
+void Graph::capture_begin(memory::PoolId pool, CaptureErrorMode mode, bool enable_annotations) {
+  if (!impl_) impl_ = std::make_unique<Impl>(false);
+  Impl& s = *impl_;
+  if (s.capturing()) throw StateError("Graph::capture_begin", "a capture is already in progress");
+  if (s.graph) {
+    throw StateError("Graph::capture_begin", "the graph already holds a capture; reset() it first");
+  }
+  const StreamRef stream = current_stream();
+  if (stream.is_default()) {
+    throw StateError("Graph::capture_begin",
+                     "the current stream is the legacy default stream, which cannot capture; capture "
+                     "on a side stream (GraphCapture does)");
+  }
+  if (is_stream_capturing(stream)) {
+    throw StateError("Graph::capture_begin", "the current stream is already capturing another graph");
+  }
+  auto lease = detail::GraphPoolLease::acquire(stream.device(), pool);
+  s.watch.emplace();
+  const memory::PoolId before = memory::exchange_current_pool(stream.device(), lease->id());
+  if (const cudaError_t status = cudaStreamBeginCapture(stream.handle(), to_cuda(mode));
+      status != cudaSuccess) {
+    memory::exchange_current_pool(stream.device(), before);
+    s.watch.reset();
+    CUDAKIT_CHECK_CUDA(status);
+  }
+  s.device = stream.device();
+  s.pool = std::move(lease);
+  s.capture_stream = stream.handle();
+  s.capture_thread = std::this_thread::get_id();
+  s.routed_before = before;
+  if (enable_annotations) s.annotations = std::make_unique<detail::AnnotationCapture>(stream.handle());
+}
+
+void Graph::capture_end() {
+  if (!impl_ || !impl_->capturing()) {
+    throw StateError("Graph::capture_end", "no capture in progress: call capture_begin first");
+  }
+  Impl& s = *impl_;
+  if (s.annotations) s.annotations->finish();
+  cudaGraph_t graph = nullptr;
+  const cudaError_t status = cudaStreamEndCapture(s.capture_stream, &graph);
+  if (status != cudaSuccess || !graph) {
+    const auto culprit = s.watch->culprit();
+    if (graph) CUDAKIT_WARN_CUDA(cudaGraphDestroy(graph));
+    (void)cudaGetLastError();  // the failure is reported below, not left for the next call
+    s.stop_capturing();
+    s.clear();
+    throw_capture_failed(status == cudaSuccess ? cudaErrorStreamCaptureInvalidated : status, culprit);
+  }
+  s.stop_capturing();
+  s.graph = graph;
+  if (!s.keep_graph) instantiate();
+}
+
+void Graph::capture_abort() noexcept {
+  if (!impl_ || !impl_->capturing()) return;
+  Impl& s = *impl_;
+  s.annotations.reset();
+  cudaGraph_t graph = nullptr;
+  (void)cudaStreamEndCapture(s.capture_stream, &graph);
+  if (graph) CUDAKIT_WARN_CUDA(cudaGraphDestroy(graph));
+  (void)cudaGetLastError();
+  s.stop_capturing();
+  s.clear();
+}
+
+void Graph::instantiate() {
+  if (!impl_ || !impl_->graph) {
+    throw StateError("Graph::instantiate",
+                     impl_ && impl_->capturing() ? "the graph is still capturing: call capture_end first"
+                                                 : "nothing was captured (or the graph was reset)");
+  }
+  Impl& s = *impl_;
+  if (s.exec) return;
+  if (s.annotations) {
+    s.exec = s.annotations->instantiate(s.graph);
+    s.annotations.reset();
+  } else {
+    CUDAKIT_CHECK_CUDA(cudaGraphInstantiate(&s.exec, s.graph, 0));
+  }
+}
+
+void Graph::replay(StreamRef stream) {
+  Impl* s = impl_.get();
+  if (!s || !s->exec) [[unlikely]] {
+    if (!s || !s->graph) {
+      throw StateError("Graph::replay",
+                       s && s->capturing() ? "the graph is still capturing: call capture_end first"
+                                           : "the graph is empty: it was never captured, or was reset");
+    }
+    instantiate();
+  }
+  CUDAKIT_CHECK_CUDA(cudaGraphLaunch(s->exec, stream.handle()));
+}
+
+void Graph::reset() noexcept {
+  if (!impl_) return;
+  capture_abort();
+  impl_->clear();
+}
+
+memory::PoolId Graph::pool() const noexcept {
+  return impl_ && impl_->pool ? impl_->pool->id() : memory::PoolId{};
+}
+bool Graph::is_capturing() const noexcept { return impl_ && impl_->capturing(); }
+bool Graph::is_instantiated() const noexcept { return impl_ && impl_->exec; }
+int Graph::device() const noexcept { return impl_ ? impl_->device : -1; }
+GraphRef Graph::ref() const noexcept {
+  return impl_ ? GraphRef(impl_->graph, impl_->exec) : GraphRef();
+}
+
+void Graph::debug_dump(const std::string& path, unsigned flags) const {
+  if (!impl_ || !impl_->graph) {
+    throw StateError("Graph::debug_dump", "there is no captured graph to dump (capture_end first)");
+  }
+  ref().debug_dump(path, flags);
+}
+
+memory::PoolId graph_pool_handle() noexcept { return memory::CachingAllocator::new_pool_id(); }
+
+}  // namespace cudakit::graphs

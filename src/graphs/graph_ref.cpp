@@ -1,0 +1,19 @@
+#include "cudakit/graphs/graph_ref.hpp"
+
+#include "cudakit/core/error.hpp"
+
+namespace cudakit::graphs {
+
+void GraphRef::replay(StreamRef stream) const {
+  if (!exec_) [[unlikely]] {
+    throw StateError("GraphRef::replay", "the graph has no executable instance (not instantiated)");
+  }
+  CUDAKIT_CHECK_CUDA(cudaGraphLaunch(exec_, stream.handle()));
+}
+
+void GraphRef::debug_dump(const std::string& path, unsigned flags) const {
+  if (!graph_) throw StateError("GraphRef::debug_dump", "there is no captured graph to dump");
+  CUDAKIT_CHECK_CUDA(cudaGraphDebugDotPrint(graph_, path.c_str(), flags));
+}
+
+}  // namespace cudakit::graphs

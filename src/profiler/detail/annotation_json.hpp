@@ -1,0 +1,17 @@
+#pragma once
+// nlohmann::json forms of annotation values, shared by kernel_annotations.cpp and the offline
+// trace merge (nlohmann is private to the library, so these stay out of the public headers).
+
+#include <nlohmann/json.hpp>
+
+#include <variant>
+
+#include "cudakit/profiler/kernel_annotations.hpp"
+
+namespace cudakit::profiler::detail {
+
+inline nlohmann::json annotation_value_json(const AnnotationValue& value) {
+  return std::visit([](const auto& v) { return nlohmann::json(v); }, value);
+}
+
+}  // namespace cudakit::profiler::detail

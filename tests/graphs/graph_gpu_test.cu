@@ -1,0 +1,603 @@
+// GPU tier: capture and replay, private pools, capture failures, kernel annotations against
+// CUPTI's activity records, and replay timings (printed).
+
+#include <cupti.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "cudakit/core/driver_api.hpp"
+#include "cudakit/core/error.hpp"
+#include "cudakit/core/event.hpp"
+#include "cudakit/core/stream.hpp"
+#include "cudakit/core/stream_guard.hpp"
+#include "cudakit/graphs/capture_status.hpp"
+#include "cudakit/graphs/graph_capture.hpp"
+#include "cudakit/graphs/kernel_annotation_registry.hpp"
+#include "cudakit/graphs/mark_kernels.hpp"
+#include "cudakit/memory/device_allocator.hpp"
+#include "cudakit/memory/mem_pool.hpp"
+#include "cudakit/profiler/cupti_hub.hpp"
+#include "support/gpu_test.hpp"
+#include "support/kernels.hpp"
+
+namespace {
+
+using namespace cudakit;
+using graphs::CaptureOptions;
+using graphs::Graph;
+using graphs::GraphCapture;
+
+__global__ void add_then_double(int* x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = (x[i] + 1) * 2;
+}
+__global__ void copy_ints(const int* from, int* to, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) to[i] = from[i];
+}
+__global__ void plus_one(int* x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1;
+}
+// One thread: a tiny kernel whose launches depend on each other, as torch's benchmark's.
+__global__ void bump(int* counter) { *counter += 1; }
+
+constexpr int kN = 4096;
+constexpr int kBlock = 256;
+constexpr int kGrid = kN / kBlock;
+
+std::vector<int> read(const int* device, int n, StreamRef stream) {
+  std::vector<int> host(static_cast<std::size_t>(n));
+  CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(host.data(), device, sizeof(int) * n, cudaMemcpyDeviceToHost, stream.handle()));
+  stream.synchronize();
+  return host;
+}
+
+void write(int* device, int value, int n, StreamRef stream) {
+  std::vector<int> host(static_cast<std::size_t>(n), value);
+  CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(device, host.data(), sizeof(int) * n, cudaMemcpyHostToDevice, stream.handle()));
+  stream.synchronize();
+}
+
+// nvcc does not emit PoolId's defaulted comparison in device-compiled files: compare by hand.
+bool same_pool(memory::PoolId a, memory::PoolId b) { return a.first == b.first && a.second == b.second; }
+
+struct MemoryState {
+  std::size_t reserved, allocated;
+  static MemoryState now() {
+    CUDAKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    return {memory::memory_reserved(), memory::memory_allocated()};
+  }
+};
+
+class GraphGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!is_available()) GTEST_SKIP() << "no CUDA device";
+  }
+  Stream stream_;  // the "caller's" stream of each test
+};
+
+TEST_F(GraphGpu, CaptureThenReplayThreeTimes) {
+  StreamGuard on(stream_);
+  int* x = static_cast<int*>(memory::allocate(sizeof(int) * kN));
+  write(x, 1, kN, stream_);
+  Graph g;
+  {
+    GraphCapture capture(g);
+    EXPECT_TRUE(graphs::is_current_stream_capturing());
+    EXPECT_NE(capture.stream(), stream_.ref());  // a side stream, as torch
+    add_then_double<<<kGrid, kBlock, 0, capture.stream().handle()>>>(x, kN);
+    plus_one<<<kGrid, kBlock, 0, capture.stream().handle()>>>(x, kN);
+  }
+  EXPECT_FALSE(graphs::is_current_stream_capturing());
+  EXPECT_EQ(current_stream(), stream_.ref());
+  EXPECT_TRUE(g.is_instantiated());
+  EXPECT_EQ(read(x, kN, stream_)[7], 1) << "capture must not run the work";
+  int expected = 1;
+  for (int replay = 0; replay < 3; ++replay) {
+    g.replay();
+    expected = (expected + 1) * 2 + 1;
+    const auto values = read(x, kN, stream_);
+    EXPECT_TRUE(std::all_of(values.begin(), values.end(), [&](int v) { return v == expected; }))
+        << "replay " << replay << ": " << values[0] << " != " << expected;
+  }
+  g.debug_dump("/tmp/cudakit_graph_test.dot");
+  g.reset();
+  EXPECT_THROW(g.replay(), StateError);
+  memory::deallocate(x);
+}
+
+TEST_F(GraphGpu, AllocationsDuringCaptureLiveInThePoolAcrossReplays) {
+  StreamGuard on(stream_);
+  int* in = static_cast<int*>(memory::allocate(sizeof(int) * kN));
+  int* out = static_cast<int*>(memory::allocate(sizeof(int) * kN));
+  const MemoryState before = MemoryState::now();
+  Graph g;
+  int* scratch = nullptr;
+  {
+    GraphCapture capture(g);  // global mode: the pool's segment comes from a relaxed cudaMalloc
+    scratch = static_cast<int*>(memory::allocate(sizeof(int) * kN));
+    copy_ints<<<kGrid, kBlock, 0, capture.stream().handle()>>>(in, scratch, kN);
+    plus_one<<<kGrid, kBlock, 0, capture.stream().handle()>>>(scratch, kN);
+    copy_ints<<<kGrid, kBlock, 0, capture.stream().handle()>>>(scratch, out, kN);
+  }
+  auto& allocator = memory::device_allocator();
+  EXPECT_TRUE(allocator.has_pool(g.pool()));
+  EXPECT_GE(allocator.pool_allocated_bytes(g.pool()), sizeof(int) * kN);
+  EXPECT_TRUE(allocator.owns(scratch));
+  for (int value : {10, 20, 30}) {
+    write(in, value, kN, stream_);
+    g.replay();
+    EXPECT_EQ(read(out, kN, stream_)[kN - 1], value + 1);
+  }
+  const memory::PoolId pool = g.pool();
+  memory::deallocate(scratch);
+  g.reset();
+  EXPECT_FALSE(allocator.has_pool(pool)) << "reset releases the private pool";
+  const MemoryState after = MemoryState::now();
+  EXPECT_EQ(after.reserved, before.reserved);
+  EXPECT_EQ(after.allocated, before.allocated);
+  memory::deallocate(in);
+  memory::deallocate(out);
+}
+
+TEST_F(GraphGpu, TwoGraphsShareAPool) {
+  StreamGuard on(stream_);
+  const MemoryState before = MemoryState::now();
+  auto& allocator = memory::device_allocator();
+  const memory::PoolId handle = graphs::graph_pool_handle();
+  Graph g1, g2;
+  int* a = nullptr;
+  int* b = nullptr;
+  {
+    GraphCapture capture(g1, {.pool = handle});
+    a = static_cast<int*>(memory::allocate(sizeof(int) * kN));
+    CUDAKIT_CHECK_CUDA(cudaMemsetAsync(a, 0, sizeof(int) * kN, capture.stream().handle()));
+    plus_one<<<kGrid, kBlock, 0, capture.stream().handle()>>>(a, kN);
+  }
+  {
+    GraphCapture capture(g2, {.pool = g1.pool()});
+    b = static_cast<int*>(memory::allocate(sizeof(int) * kN));
+    copy_ints<<<kGrid, kBlock, 0, capture.stream().handle()>>>(a, b, kN);
+    plus_one<<<kGrid, kBlock, 0, capture.stream().handle()>>>(b, kN);
+  }
+  EXPECT_TRUE(same_pool(g1.pool(), handle));
+  EXPECT_TRUE(same_pool(g2.pool(), handle));
+  for (int i = 0; i < 3; ++i) {
+    g1.replay();
+    g2.replay();
+    EXPECT_EQ(read(b, kN, stream_)[3], 2);
+  }
+  memory::deallocate(a);
+  memory::deallocate(b);
+  g1.reset();
+  EXPECT_TRUE(allocator.has_pool(handle)) << "g2 still uses the pool";
+  g2.replay();
+  g2.reset();
+  EXPECT_FALSE(allocator.has_pool(handle)) << "the last graph released the pool";
+  const MemoryState after = MemoryState::now();
+  EXPECT_EQ(after.reserved, before.reserved);
+  EXPECT_EQ(after.allocated, before.allocated);
+}
+
+// ---- capture failures ----
+
+class GraphCaptureFailureGpu : public GraphGpu {
+ protected:
+  // Every failure leaves: no capture, an empty graph, no pool, the caller's stream current,
+  // and memory as it was.
+  void expect_clean(const Graph& g, memory::PoolId pool, const MemoryState& before) {
+    EXPECT_FALSE(g.is_capturing());
+    EXPECT_FALSE(g.is_instantiated());
+    EXPECT_TRUE(g.pool().is_default());
+    EXPECT_FALSE(memory::device_allocator().has_pool(pool)) << "the pool leaked";
+    EXPECT_EQ(current_stream(), stream_.ref());
+    EXPECT_FALSE(graphs::is_current_stream_capturing());
+    EXPECT_TRUE(memory::current_pool(stream_.device()).is_default());
+    const MemoryState after = MemoryState::now();
+    EXPECT_EQ(after.reserved, before.reserved);
+    EXPECT_EQ(after.allocated, before.allocated);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  }
+  static bool cupti() { return profiler::CuptiHub::instance().available(); }
+};
+
+TEST_F(GraphCaptureFailureGpu, SynchronizingCallNamesTheCall) {
+  StreamGuard on(stream_);
+  const MemoryState before = MemoryState::now();
+  Graph g;
+  memory::PoolId pool;
+  bool threw = false;
+  try {
+    GraphCapture capture(g);
+    pool = g.pool();
+    void* p = memory::allocate(1 << 20);
+    cudakit::testing::launch_fill_bytes(capture.stream().handle(), p, 1 << 20, 7);
+    EXPECT_EQ(cudaStreamSynchronize(capture.stream().handle()), cudaErrorStreamCaptureUnsupported);
+    memory::deallocate(p);
+  } catch (const CudaError& e) {
+    threw = true;
+    std::printf("[ capture failure ] %s\n", e.what());
+    const std::string message = e.what();
+    EXPECT_NE(message.find("cudaErrorStreamCaptureUnsupported"), std::string::npos) << message;
+    EXPECT_NE(message.find("cudaErrorStreamCaptureInvalidated"), std::string::npos) << message;
+    if (cupti()) EXPECT_EQ(e.api(), "cudaStreamSynchronize") << message;
+  }
+  EXPECT_TRUE(threw) << "a capture broken by cudaStreamSynchronize must not end quietly";
+  expect_clean(g, pool, before);
+}
+
+TEST_F(GraphCaptureFailureGpu, IllegalCudaMallocUnderGlobalMode) {
+  StreamGuard on(stream_);
+  const MemoryState before = MemoryState::now();
+  Graph g;
+  memory::PoolId pool;
+  void* raw = nullptr;
+  cudaError_t malloc_status = cudaSuccess;
+  bool threw = false;
+  try {
+    GraphCapture capture(g);
+    pool = g.pool();
+    cudakit::testing::launch_empty(capture.stream().handle());
+    malloc_status = cudaMalloc(&raw, 1 << 20);
+    cudakit::testing::launch_empty(capture.stream().handle());
+  } catch (const CudaError& e) {
+    threw = true;
+    std::printf("[ capture failure ] %s\n", e.what());
+    if (cupti()) EXPECT_EQ(e.api(), "cudaMalloc") << e.what();
+    EXPECT_NE(std::string(e.what()).find(cudaGetErrorName(malloc_status)), std::string::npos) << e.what();
+  }
+  std::printf("[ capture failure ] cudaMalloc during a global capture returned %s; the capture %s\n",
+              cudaGetErrorName(malloc_status), threw ? "was invalidated" : "survived");
+  EXPECT_EQ(malloc_status, cudaErrorStreamCaptureUnsupported);
+  EXPECT_TRUE(threw);
+  if (raw) CUDAKIT_CHECK_CUDA(cudaFree(raw));
+  if (!threw) g.reset();
+  expect_clean(g, pool, before);
+}
+
+TEST_F(GraphCaptureFailureGpu, ExceptionInScopePropagatesAfterCleanup) {
+  StreamGuard on(stream_);
+  const MemoryState before = MemoryState::now();
+  Graph g;
+  memory::PoolId pool;
+  try {
+    GraphCapture capture(g);
+    pool = g.pool();
+    void* p = memory::allocate(3 << 20);
+    cudakit::testing::launch_fill_bytes(capture.stream().handle(), p, 3 << 20, 1);
+    memory::deallocate(p);
+    throw std::runtime_error("user code failed mid-capture");
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "user code failed mid-capture");
+  }
+  expect_clean(g, pool, before);
+  // The graph can capture again.
+  {
+    GraphCapture capture(g);
+    cudakit::testing::launch_empty(capture.stream().handle());
+  }
+  g.replay();
+  stream_.synchronize();
+}
+
+// ---- annotations ----
+
+struct Replayed {
+  std::string kind;  // kernel, memset, memcpy
+  std::uint64_t start;
+  std::uint64_t node;
+};
+
+// Every kernel, memset and memcpy record of what runs between start() and stop().
+class ActivityRecorder {
+ public:
+  void start() {
+    auto& hub = profiler::CuptiHub::instance();
+    listener_ = hub.add_activity_listener(
+        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMCPY},
+        [this](const CUpti_Activity& r) {
+          std::lock_guard lock(mutex_);
+          if (r.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+            const auto& k = reinterpret_cast<const CUpti_ActivityKernel10&>(r);
+            records_.push_back({"kernel", k.start, k.graphNodeId});
+          } else if (r.kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+            const auto& m = reinterpret_cast<const CUpti_ActivityMemset4&>(r);
+            records_.push_back({"memset", m.start, m.graphNodeId});
+          } else if (r.kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+            const auto& m = reinterpret_cast<const CUpti_ActivityMemcpy6&>(r);
+            records_.push_back({"memcpy", m.start, m.graphNodeId});
+          }
+        });
+  }
+  std::vector<Replayed> stop() {
+    CUDAKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    auto& hub = profiler::CuptiHub::instance();
+    hub.flush();
+    hub.remove_activity_listener(listener_);
+    std::lock_guard lock(mutex_);
+    std::vector<Replayed> out = records_;
+    std::sort(out.begin(), out.end(), [](const Replayed& a, const Replayed& b) { return a.start < b.start; });
+    return out;
+  }
+
+ private:
+  int listener_ = -1;
+  std::mutex mutex_;
+  std::vector<Replayed> records_;
+};
+
+class AnnotationGpu : public GraphGpu {
+ protected:
+  void SetUp() override {
+    GraphGpu::SetUp();
+    if (IsSkipped()) return;
+    if (!profiler::CuptiHub::instance().available()) {
+      GTEST_SKIP() << "CUPTI unavailable: " << profiler::CuptiHub::instance().reason();
+    }
+  }
+  void TearDown() override {
+    if (profiler::CuptiHub::instance().available()) annotations::set_annotation_mechanism(std::nullopt);
+  }
+};
+
+using annotations::mark_kernels;
+using profiler::Annotation;
+
+std::string merged_name(const profiler::KernelAnnotations& all, std::uint64_t node) {
+  const Annotation merged = profiler::merged_annotation(all, node);
+  auto it = merged.find("name");
+  return it == merged.end() ? "-" : std::get<std::string>(it->second);
+}
+
+// The workload: 7 chained kernels (tags by launch order), a memset and a memcpy, in nested
+// regions. Returns, by launch order, the merged "name" each kernel must carry; the memset must
+// carry "softmax" and the memcpy "attention".
+std::vector<std::string> capture_workload(Graph& g, int* x, int* y) {
+  GraphCapture capture(g, {.enable_annotations = true});
+  const cudaStream_t s = capture.stream().handle();
+  plus_one<<<kGrid, kBlock, 0, s>>>(x, kN);  // 0: outside every region
+  {
+    mark_kernels attention("attention");
+    plus_one<<<kGrid, kBlock, 0, s>>>(x, kN);  // 1
+    plus_one<<<kGrid, kBlock, 0, s>>>(x, kN);  // 2
+    {
+      mark_kernels inner({{"name", "softmax"}, {"layer", 3}});
+      plus_one<<<kGrid, kBlock, 0, s>>>(x, kN);  // 3
+      CUDAKIT_CHECK_CUDA(cudaMemsetAsync(y, 0, sizeof(int) * kN, s));  // memset: softmax
+    }
+    CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(y, x, sizeof(int) * kN, cudaMemcpyDeviceToDevice, s));  // attention
+    plus_one<<<kGrid, kBlock, 0, s>>>(x, kN);  // 4
+  }
+  {
+    mark_kernels mlp({{"name", "mlp"}, {"layer", 3}});
+    plus_one<<<kGrid, kBlock, 0, s>>>(x, kN);  // 5
+  }
+  plus_one<<<kGrid, kBlock, 0, s>>>(x, kN);  // 6
+  return {"-", "attention", "attention", "softmax", "attention", "mlp", "-"};  // the kernels
+}
+
+// Diagnostics for notes/graphs.md: the node events CUPTI announces while capturing and
+// instantiating (ids are read afterwards: callbacks must not call into the hub).
+class NodeEventLog {
+ public:
+  NodeEventLog() {
+    listener_ = profiler::CuptiHub::instance().add_callback(
+        CUPTI_CB_DOMAIN_RESOURCE, [this](CUpti_CallbackDomain, CUpti_CallbackId id, const void* data) {
+          if (id != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED && id != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) return;
+          const auto* g = static_cast<const CUpti_GraphData*>(
+              static_cast<const CUpti_ResourceData*>(data)->resourceDescriptor);
+          std::lock_guard lock(mutex_);
+          events_.push_back({id == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, g->node, g->originalNode,
+                             static_cast<int>(g->nodeType)});
+        });
+  }
+  ~NodeEventLog() { profiler::CuptiHub::instance().remove_callback(listener_); }
+  void print() {
+    auto& hub = profiler::CuptiHub::instance();
+    std::lock_guard lock(mutex_);
+    for (const auto& e : events_) {
+      std::uint64_t id = 0, original = 0;
+      (void)hub.get_graph_node_id(e.node, &id);
+      if (e.original) (void)hub.get_graph_node_id(e.original, &original);
+      std::printf("[ node events ] %-7s type %d id %llu original %llu\n", e.cloned ? "CLONED" : "CREATED",
+                  e.type, static_cast<unsigned long long>(id), static_cast<unsigned long long>(original));
+    }
+  }
+
+ private:
+  struct Entry {
+    bool cloned;
+    CUgraphNode node, original;
+    int type;
+  };
+  int listener_ = -1;
+  std::mutex mutex_;
+  std::vector<Entry> events_;
+};
+
+void check_annotations_match_activity(annotations::AnnotationMechanism mechanism) {
+  annotations::set_annotation_mechanism(mechanism);
+  annotations::clear_kernel_annotations();
+  int* x = static_cast<int*>(memory::allocate(sizeof(int) * kN));
+  int* y = static_cast<int*>(memory::allocate(sizeof(int) * kN));
+  Graph g;
+  NodeEventLog node_events;
+  const auto expected = capture_workload(g, x, y);
+  const auto recorded = annotations::get_kernel_annotations();
+  for (const auto& [node, list] : recorded) {
+    std::printf("[ annotations/%s ] recorded node %llu -> %s\n", annotations::to_string(mechanism),
+                static_cast<unsigned long long>(node), merged_name(recorded, node).c_str());
+  }
+  // 5 kernels, a memset and a memcpy are in regions: every mechanism annotates all three kinds.
+  EXPECT_EQ(recorded.size(), 7u);
+
+  // Node ids of the captured (not instantiated) graph, for "which id does CUPTI report".
+  std::set<std::uint64_t> captured_ids;
+  {
+    std::size_t n = 0;
+    CUDAKIT_CHECK_CUDA(cudaGraphGetNodes(g.ref().graph(), nullptr, &n));
+    std::vector<cudaGraphNode_t> nodes(n);
+    CUDAKIT_CHECK_CUDA(cudaGraphGetNodes(g.ref().graph(), nodes.data(), &n));
+    for (auto node : nodes) {
+      std::uint64_t id = 0;
+      if (profiler::CuptiHub::instance().get_graph_node_id(node, &id) == CUPTI_SUCCESS) captured_ids.insert(id);
+    }
+  }
+
+  ActivityRecorder recorder;
+  recorder.start();
+  g.replay();
+  const auto replayed = recorder.stop();
+  int from_captured = 0;
+  std::size_t kernel = 0;
+  int memsets = 0, memcpys = 0;
+  for (const auto& r : replayed) {
+    std::string want;
+    if (r.kind == "kernel") want = kernel < expected.size() ? expected[kernel++] : "?";
+    else if (r.kind == "memset") want = (++memsets, "softmax");
+    else if (r.kind == "memcpy") want = (++memcpys, "attention");
+    EXPECT_NE(r.node, 0u) << r.kind << " has no graph node id";
+    from_captured += captured_ids.count(r.node) ? 1 : 0;
+    EXPECT_EQ(merged_name(recorded, r.node), want) << r.kind << " node " << r.node;
+    std::printf("[ annotations/%s ] %-6s node %-8llu -> %s (recorded: %s)\n",
+                annotations::to_string(mechanism), r.kind.c_str(),
+                static_cast<unsigned long long>(r.node), want.c_str(), merged_name(recorded, r.node).c_str());
+  }
+  EXPECT_EQ(kernel, expected.size());
+  if (::testing::Test::HasFailure()) node_events.print();
+  EXPECT_EQ(memsets, 1) << "the memset node's record";
+  EXPECT_EQ(memcpys, 1) << "the memcpy node's record";
+  std::printf("[ annotations/%s ] replayed records carrying a captured node's CUPTI id: %d of %zu "
+              "(the rest carry the executable clone's id)\n",
+              annotations::to_string(mechanism), from_captured, replayed.size());
+  if (mechanism == annotations::AnnotationMechanism::cupti) EXPECT_EQ(from_captured, 0);
+  // The nested region's node keeps both objects, outermost first.
+  for (const auto& [node, list] : recorded) {
+    if (merged_name(recorded, node) == "softmax") {
+      ASSERT_EQ(list.size(), 2u);
+      EXPECT_EQ(std::get<std::string>(list[0].at("name")), "attention");
+      EXPECT_EQ(std::get<std::int64_t>(list[1].at("layer")), 3);
+    }
+  }
+  annotations::save_kernel_annotations("/tmp/cudakit_annotations_test.json");
+  EXPECT_EQ(profiler::load_kernel_annotations("/tmp/cudakit_annotations_test.json"), recorded);
+  g.reset();
+  memory::deallocate(x);
+  memory::deallocate(y);
+}
+
+TEST_F(AnnotationGpu, CuptiIdsMatchReplayedActivity) {
+  StreamGuard on(stream_);
+  check_annotations_match_activity(annotations::AnnotationMechanism::cupti);
+}
+
+TEST_F(AnnotationGpu, ToolsIdsMatchReplayedActivity) {
+  if (!detail::driver().cuGraphNodeGetToolsId) {
+    GTEST_SKIP() << "the driver has no cuGraphNodeGetToolsId (CUDA < 13.1); the CUPTI path covers it";
+  }
+  StreamGuard on(stream_);
+  check_annotations_match_activity(annotations::AnnotationMechanism::tools_id);
+}
+
+TEST_F(AnnotationGpu, NothingRecordedWithoutEnable) {
+  StreamGuard on(stream_);
+  annotations::clear_kernel_annotations();
+  Graph g;
+  {
+    GraphCapture capture(g);
+    mark_kernels region("ignored");
+    cudakit::testing::launch_empty(capture.stream().handle());
+  }
+  g.replay();
+  EXPECT_TRUE(annotations::get_kernel_annotations().empty());
+  std::printf("[ annotations ] mechanism in use by default: %s\n",
+              annotations::to_string(annotations::annotation_mechanism()));
+}
+
+// ---- timings ----
+
+// GPU time of `replays` replays of `g` on `stream`, best of 5, in ms.
+float replay_gpu_ms(Graph& g, StreamRef stream, int replays) {
+  float best = 1e30f;
+  for (int trial = 0; trial < 5; ++trial) {
+    Event begin({.enable_timing = true}), end({.enable_timing = true});
+    begin.record(stream);
+    for (int i = 0; i < replays; ++i) g.replay(stream);
+    end.record(stream);
+    end.synchronize();
+    best = std::min(best, begin.elapsed_time(end));
+  }
+  return best;
+}
+
+Graph chain_graph(int kernels, int* counter, bool annotate) {
+  Graph g;
+  GraphCapture capture(g, {.enable_annotations = annotate});
+  for (int i = 0; i < kernels; ++i) {
+    mark_kernels region({{"name", "k"}, {"index", i}});
+    bump<<<1, 1, 0, capture.stream().handle()>>>(counter);
+  }
+  capture.end();
+  return g;
+}
+
+TEST_F(GraphGpu, ReplayHostTimeAtMostFiveMicroseconds) {
+  StreamGuard on(stream_);
+  int* counter = static_cast<int*>(memory::allocate(sizeof(int)));
+  Graph g = chain_graph(8, counter, false);
+  std::vector<double> us;
+  for (int i = 0; i < 400; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    g.replay();
+    const auto t1 = std::chrono::steady_clock::now();
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    if (i % 50 == 49) stream_.synchronize();  // keep the launch queue short
+  }
+  stream_.synchronize();
+  std::sort(us.begin(), us.end());
+  const double median = us[us.size() / 2];
+  std::printf("[ timing ] replay() host time of an 8-kernel graph: median %.2f us, p90 %.2f us\n",
+              median, us[us.size() * 9 / 10]);
+  EXPECT_LE(median, 5.0);
+  memory::deallocate(counter);
+}
+
+TEST_F(AnnotationGpu, AnnotationsAddNothingToReplay) {
+  StreamGuard on(stream_);
+  int* counter = static_cast<int*>(memory::allocate(sizeof(int)));
+  Graph plain = chain_graph(200, counter, false);
+  Graph annotated = chain_graph(200, counter, true);
+  replay_gpu_ms(plain, stream_, 2);
+  const float without = replay_gpu_ms(plain, stream_, 20);
+  const float with = replay_gpu_ms(annotated, stream_, 20);
+  std::printf("[ timing ] 20 replays of 200 kernels: %.3f ms without annotations, %.3f ms with\n",
+              without, with);
+  EXPECT_LE(with, without * 1.05f + 0.02f);
+  memory::deallocate(counter);
+}
+
+TEST_F(GraphGpu, ThousandKernelReplayTimePerKernel) {
+  StreamGuard on(stream_);
+  int* counter = static_cast<int*>(memory::allocate(sizeof(int)));
+  write(counter, 0, 1, stream_);
+  Graph g = chain_graph(1000, counter, false);
+  replay_gpu_ms(g, stream_, 1);
+  const float ms = replay_gpu_ms(g, stream_, 10);
+  const double per_kernel_us = ms * 1000.0 / (10 * 1000);
+  std::printf("[ timing ] 1000-kernel graph replay: %.3f us GPU time per kernel (torch: 1.14 us)\n",
+              per_kernel_us);
+  EXPECT_EQ(read(counter, 1, stream_)[0], 1000 * (5 * 10 + 5 * 1));
+  EXPECT_LE(per_kernel_us, 1.14 * 1.25);
+  memory::deallocate(counter);
+}
+
+}  // namespace

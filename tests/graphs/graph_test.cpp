@@ -1,0 +1,80 @@
+// Host tier: Graph misuse fails with StateError before any CUDA call, and says what to do.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cudakit/core/error.hpp"
+#include "cudakit/graphs/graph.hpp"
+
+namespace {
+
+using namespace cudakit;
+using graphs::Graph;
+
+// A stream reference that makes no CUDA call: these checks must fail before reaching CUDA.
+constexpr StreamRef kSomeStream{nullptr, 0};
+
+template <class F>
+std::string state_error_of(F&& f) {
+  try {
+    f();
+  } catch (const StateError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a StateError";
+  return {};
+}
+
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+TEST(GraphMisuse, ReplayOfEmptyGraph) {
+  Graph g;
+  const auto message = state_error_of([&] { g.replay(kSomeStream); });
+  EXPECT_TRUE(contains(message, "Graph::replay")) << message;
+  EXPECT_TRUE(contains(message, "never captured, or was reset")) << message;
+}
+
+TEST(GraphMisuse, ReplayAfterReset) {
+  Graph g;
+  g.reset();
+  g.reset();  // idempotent
+  EXPECT_TRUE(contains(state_error_of([&] { g.replay(kSomeStream); }), "empty"));
+}
+
+TEST(GraphMisuse, CaptureEndWithoutBegin) {
+  Graph g;
+  const auto message = state_error_of([&] { g.capture_end(); });
+  EXPECT_TRUE(contains(message, "Graph::capture_end")) << message;
+  EXPECT_TRUE(contains(message, "call capture_begin first")) << message;
+}
+
+TEST(GraphMisuse, InstantiateAndDumpWithoutCapture) {
+  Graph g(/*keep_graph=*/true);
+  EXPECT_TRUE(contains(state_error_of([&] { g.instantiate(); }), "nothing was captured"));
+  EXPECT_TRUE(contains(state_error_of([&] { g.debug_dump("/tmp/never.dot"); }), "no captured graph"));
+  EXPECT_TRUE(contains(state_error_of([&] { graphs::GraphRef().replay(kSomeStream); }), "not instantiated"));
+}
+
+TEST(GraphMisuse, MovedFromGraphIsEmpty) {
+  Graph a;
+  Graph b(std::move(a));
+  EXPECT_FALSE(a.is_capturing());  // NOLINT(bugprone-use-after-move): documented state
+  EXPECT_FALSE(a.is_instantiated());
+  EXPECT_EQ(a.device(), -1);
+  EXPECT_TRUE(a.pool().is_default());
+  EXPECT_TRUE(contains(state_error_of([&] { a.replay(kSomeStream); }), "empty"));
+  EXPECT_TRUE(contains(state_error_of([&] { a.capture_end(); }), "no capture in progress"));
+  a = std::move(b);
+  EXPECT_FALSE(a.is_instantiated());
+  a.capture_abort();  // nothing to abandon: a no-op
+}
+
+TEST(GraphPoolHandle, FreshIdsEachCall) {
+  const auto a = graphs::graph_pool_handle();
+  const auto b = graphs::graph_pool_handle();
+  EXPECT_FALSE(a.is_default());
+  EXPECT_NE(a, b);
+}
+
+}  // namespace

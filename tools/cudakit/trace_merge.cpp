@@ -1,0 +1,58 @@
+// `cudakit trace merge TRACE.json ANNOTATIONS.json -o OUT.json`: joins graph kernel annotations
+// to a recorded Chrome trace by "graph node id", offline (no GPU, no CUPTI). The result opens in
+// Perfetto with each kernel's annotation fields beside its grid and block.
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "command.hpp"
+#include "cudakit/core/error.hpp"
+#include "cudakit/profiler/trace_merge.hpp"
+
+namespace cudakit::cli {
+namespace {
+
+struct TraceMergeOptions {
+  std::string trace;
+  std::string annotations;
+  std::string output = "trace_annotated.json";
+};
+
+int run_trace_merge(const TraceMergeOptions& options) {
+  try {
+    const profiler::TraceMergeResult result = profiler::merge_trace_annotation_files(
+        options.trace, options.annotations, options.output);
+    std::cout << "wrote " << options.output << ": annotated " << result.annotated_events << " of "
+              << result.graph_node_events << " events with a graph node id\n";
+    if (result.graph_node_events > 0 && result.annotated_events == 0) {
+      std::cerr << "cudakit trace merge: warning: no node id of the trace is in "
+                << options.annotations << " (annotations from another capture?)\n";
+    }
+    return 0;
+  } catch (const InvalidArgumentError& e) {
+    // The message names the file, the event index or key at fault.
+    std::cerr << "cudakit trace merge: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+std::function<int()> setup_trace(CLI::App& command) {
+  command.require_subcommand(1);
+  auto options = std::make_shared<TraceMergeOptions>();
+  CLI::App* merge = command.add_subcommand(
+      "merge", "merge kernel annotations into a Chrome trace by graph node id (offline)");
+  merge->add_option("trace", options->trace, "Chrome trace JSON (export_chrome_trace, Kineto)")
+      ->required();
+  merge->add_option("annotations", options->annotations,
+                    "annotations JSON: {\"<node id>\": [{...}, ...], ...}")
+      ->required();
+  merge->add_option("-o,--output", options->output, "merged trace to write")
+      ->capture_default_str();
+  return [options] { return run_trace_merge(*options); };
+}
+
+const RegisterCommand kTrace("trace", "work with profiler traces (merge)", setup_trace);
+
+}  // namespace
+}  // namespace cudakit::cli
