@@ -2,7 +2,6 @@
 
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
-#include <nvrtc.h>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/device.hpp"
@@ -48,8 +47,14 @@ std::vector<ComponentVersion> component_versions() {
   cublasGetProperty(MINOR_VERSION, &minor);
   cublasGetProperty(PATCH_LEVEL, &patch);
   out.push_back({"cuBLAS", detail::concat(major, ".", minor, ".", patch), "libcublas"});
-  if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS) {
-    out.push_back({"NVRTC", detail::concat(major, ".", minor), "libnvrtc"});
+  {
+    DynamicLibrary nvrtc({"libnvrtc.so.13", "libnvrtc.so"});
+    using GetVersion = int (*)(int*, int*);
+    if (auto get = nvrtc.function<GetVersion>("nvrtcVersion"); get && get(&major, &minor) == 0) {
+      out.push_back({"NVRTC", detail::concat(major, ".", minor), nvrtc.description()});
+    } else {
+      out.push_back({"NVRTC", "", nvrtc.description()});
+    }
   }
   {
     DynamicLibrary nccl({"libnccl.so.2", "libnccl.so"});
