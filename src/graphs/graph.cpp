@@ -1,5 +1,7 @@
 #include "cudakit/graphs/graph.hpp"
 
+#include "cudakit/core/capture_hook.hpp"
+
 #include <optional>
 #include <thread>
 #include <utility>
@@ -30,10 +32,17 @@ struct Graph::Impl {
   std::optional<detail::CaptureFailureWatch> watch;
   // From capture_begin with annotations until instantiation.
   std::unique_ptr<detail::AnnotationCapture> annotations;
+  // Capture hooks (random generators' offsets) whose state each replay must advance.
+  std::vector<std::pair<CaptureHook*, std::uint64_t>> replay_hooks;
 
   [[nodiscard]] bool capturing() const noexcept { return capture_stream != nullptr; }
 
   // Ends what capture_begin started besides the CUDA capture itself.
+  // The capture failed or was abandoned: the hooks' capture_begin is undone.
+  void abort_hooks() noexcept {
+    for (CaptureHook* hook : capture_hooks()) hook->capture_abort(device);
+  }
+
   void stop_capturing() noexcept {
     if (std::this_thread::get_id() == capture_thread) {
       memory::exchange_current_pool(device, routed_before);
@@ -45,6 +54,7 @@ struct Graph::Impl {
   // Back to empty (keep_graph survives).
   void clear() noexcept {
     annotations.reset();
+    replay_hooks.clear();
     if (exec) CUDAKIT_WARN_CUDA(cudaGraphExecDestroy(std::exchange(exec, nullptr)));
     if (graph) CUDAKIT_WARN_CUDA(cudaGraphDestroy(std::exchange(graph, nullptr)));
     // After the graph: the graph's memory must outlive any use by it. See Note [Graph pools].
@@ -104,13 +114,35 @@ void Graph::capture_begin(memory::PoolId pool, CaptureErrorMode mode, bool enabl
   if (is_stream_capturing(stream)) {
     throw StateError("Graph::capture_begin", "the current stream is already capturing another graph");
   }
-  auto lease = detail::GraphPoolLease::acquire(stream.device(), pool);
+  // Before the capture begins: a hook may queue work (a generator's first device slot write).
+  s.device = stream.device();
+  {
+    const auto hooks = capture_hooks();
+    std::size_t begun = 0;
+    try {
+      for (; begun < hooks.size(); ++begun) hooks[begun]->capture_begin(s.device);
+    } catch (...) {
+      for (std::size_t i = 0; i < begun; ++i) hooks[i]->capture_abort(s.device);
+      s.device = -1;
+      throw;
+    }
+  }
+  std::shared_ptr<detail::GraphPoolLease> lease;
+  try {
+    lease = detail::GraphPoolLease::acquire(stream.device(), pool);
+  } catch (...) {
+    s.abort_hooks();
+    s.device = -1;
+    throw;
+  }
   s.watch.emplace();
   const memory::PoolId before = memory::exchange_current_pool(stream.device(), lease->id());
   if (const cudaError_t status = cudaStreamBeginCapture(stream.handle(), to_cuda(mode));
       status != cudaSuccess) {
     memory::exchange_current_pool(stream.device(), before);
     s.watch.reset();
+    s.abort_hooks();
+    s.device = -1;
     CUDAKIT_CHECK_CUDA(status);
   }
   s.device = stream.device();
@@ -127,18 +159,27 @@ void Graph::capture_end() {
   }
   Impl& s = *impl_;
   if (s.annotations) s.annotations->finish();
+  // Hooks append their last nodes (e.g. the generator's slot advance) while still capturing.
+  std::vector<std::pair<CaptureHook*, std::uint64_t>> replay_hooks;
+  for (CaptureHook* hook : capture_hooks()) {
+    if (const std::uint64_t token = hook->capture_end(s.device, StreamRef(s.capture_stream, s.device))) {
+      replay_hooks.emplace_back(hook, token);
+    }
+  }
   cudaGraph_t graph = nullptr;
   const cudaError_t status = cudaStreamEndCapture(s.capture_stream, &graph);
   if (status != cudaSuccess || !graph) {
     const auto culprit = s.watch->culprit();
     if (graph) CUDAKIT_WARN_CUDA(cudaGraphDestroy(graph));
     (void)cudaGetLastError();  // the failure is reported below, not left for the next call
+    s.abort_hooks();
     s.stop_capturing();
     s.clear();
     throw_capture_failed(status == cudaSuccess ? cudaErrorStreamCaptureInvalidated : status, culprit);
   }
   s.stop_capturing();
   s.graph = graph;
+  s.replay_hooks = std::move(replay_hooks);
   if (!s.keep_graph) instantiate();
 }
 
@@ -150,6 +191,7 @@ void Graph::capture_abort() noexcept {
   (void)cudaStreamEndCapture(s.capture_stream, &graph);
   if (graph) CUDAKIT_WARN_CUDA(cudaGraphDestroy(graph));
   (void)cudaGetLastError();
+  s.abort_hooks();
   s.stop_capturing();
   s.clear();
 }
@@ -180,6 +222,7 @@ void Graph::replay(StreamRef stream) {
     }
     instantiate();
   }
+  for (const auto& [hook, token] : s->replay_hooks) hook->replay(s->device, token, stream);
   CUDAKIT_CHECK_CUDA(cudaGraphLaunch(s->exec, stream.handle()));
 }
 

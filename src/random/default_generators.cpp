@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "cudakit/core/capture_hook.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/error.hpp"
 
@@ -23,6 +24,37 @@ Defaults& defaults() {
   return *d;
 }
 
+}  // namespace
+
+Generator& default_cuda_generator(int device);
+
+namespace {
+// Captured graphs draw fresh numbers on every replay from the device's default generator: the
+// graph layer calls this around each capture and before each replay (torch's CUDAGraph does
+// the same for its default generators). See Note [Graph-safe Philox state].
+class DefaultGeneratorCaptureHook final : public CaptureHook {
+ public:
+  void capture_begin(int device) override { default_cuda_generator(device).capture_prologue(); }
+  std::uint64_t capture_end(int device, StreamRef capture_stream) override {
+    return default_cuda_generator(device).capture_epilogue(capture_stream);
+  }
+  void capture_abort(int device) noexcept override {
+    try {
+      default_cuda_generator(device).capture_abort();
+    } catch (...) {
+      // Nothing to undo if the generator cannot even be reached.
+    }
+  }
+  void replay(int device, std::uint64_t token, StreamRef stream) override {
+    default_cuda_generator(device).replay_prologue(token, stream);
+  }
+};
+
+const bool kHookRegistered = [] {
+  static DefaultGeneratorCaptureHook hook;
+  register_capture_hook(&hook);
+  return true;
+}();
 }  // namespace
 
 Generator& default_cuda_generator(int device) {

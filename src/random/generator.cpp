@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "random/detail/draw.hpp"
@@ -14,11 +15,7 @@ Generator::Generator(tensor::Device device, std::uint64_t seed) : device_(device
 
 Generator::~Generator() {
   if (device_slot_ == nullptr) return;
-  try {
-    memory::deallocate(device_slot_);
-  } catch (...) {
-    // Never throw from a destructor; the runtime may be unloading.
-  }
+  CUDAKIT_WARN_CUDA(cudaFree(device_slot_));
 }
 
 void Generator::manual_seed(std::uint64_t seed) {
@@ -110,22 +107,37 @@ void Generator::capture_prologue() {
   }
   if (device_slot_ == nullptr) {
     const StreamRef stream = current_stream(device_.index);
-    device_slot_ = static_cast<std::uint64_t*>(memory::allocate(2 * sizeof(std::uint64_t), stream));
+    // Straight from the driver, not the caching allocator: the slot lives as long as the
+    // generator, and a capture must not change the allocator's statistics (graph tests compare
+    // them before and after a capture).
+    DeviceGuard guard(device_.index);
+    CUDAKIT_CHECK_CUDA(cudaMalloc(reinterpret_cast<void**>(&device_slot_), 2 * sizeof(std::uint64_t)));
     // A defined value until the first replay writes it.
     detail::cuda_write_slot(device_slot_, seed_, offset_, stream);
+    slot_seed_ = seed_;
+    slot_offset_ = offset_;
   }
   capturing_ = true;
   intragraph_offset_ = 0;
 }
 
-std::uint64_t Generator::capture_epilogue() {
+std::uint64_t Generator::capture_epilogue(StreamRef capture_stream) {
   std::lock_guard lock(mutex_);
   if (!capturing_) {
     throw StateError("Generator::capture_epilogue",
                      "the generator of " + device_.str() + " is not capturing");
   }
   capturing_ = false;
+  // The graph's last node advances the slot by what one replay draws, so that back-to-back
+  // replays need no host work. See Note [Graph-safe Philox state].
+  if (intragraph_offset_ > 0) detail::cuda_advance_slot(device_slot_, intragraph_offset_, capture_stream);
   return intragraph_offset_;
+}
+
+void Generator::capture_abort() noexcept {
+  std::lock_guard lock(mutex_);
+  capturing_ = false;
+  intragraph_offset_ = 0;
 }
 
 void Generator::replay_prologue(std::uint64_t wholegraph_increment, StreamRef stream) {
@@ -137,8 +149,14 @@ void Generator::replay_prologue(std::uint64_t wholegraph_increment, StreamRef st
   if (capturing_) {
     throw StateError("Generator::replay_prologue", "cannot replay while capturing");
   }
-  detail::cuda_write_slot(device_slot_, seed_, offset_, stream);
+  // Only when the host state moved on (seeded, set, or eager draws) since the slot last matched.
+  if (slot_seed_ != seed_ || slot_offset_ != offset_) {
+    detail::cuda_write_slot(device_slot_, seed_, offset_, stream);
+    slot_seed_ = seed_;
+    slot_offset_ = offset_;
+  }
   offset_ += wholegraph_increment;
+  slot_offset_ += wholegraph_increment;  // what the replay's last node does on the device
 }
 
 bool Generator::is_capturing() const {

@@ -113,6 +113,8 @@ __global__ void write_slot_kernel(std::uint64_t* slot, std::uint64_t seed, std::
   slot[1] = offset;
 }
 
+__global__ void advance_slot_kernel(std::uint64_t* slot, std::uint64_t increment) { slot[1] += increment; }
+
 template <class Index>
 __global__ void iota_kernel(Index* out, std::int64_t n) {
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -195,6 +197,12 @@ void cuda_write_slot(std::uint64_t* slot, std::uint64_t seed, std::uint64_t offs
                      StreamRef stream) {
   DeviceGuard guard(stream.device());
   write_slot_kernel<<<1, 1, 0, stream.handle()>>>(slot, seed, offset);
+  CUDAKIT_CHECK_CUDA(cudaGetLastError());
+}
+
+void cuda_advance_slot(std::uint64_t* slot, std::uint64_t increment, StreamRef stream) {
+  DeviceGuard guard(stream.device());
+  advance_slot_kernel<<<1, 1, 0, stream.handle()>>>(slot, increment);
   CUDAKIT_CHECK_CUDA(cudaGetLastError());
 }
 

@@ -1,6 +1,7 @@
 // GPU tier: capture and replay, private pools, capture failures, kernel annotations against
 // CUPTI's activity records, and replay timings (printed).
 
+#include <optional>
 #include <cupti.h>
 #include <gtest/gtest.h>
 
@@ -81,31 +82,35 @@ class GraphGpu : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!is_available()) GTEST_SKIP() << "no CUDA device";
+    stream_storage_.emplace();
   }
-  Stream stream_;  // the "caller's" stream of each test
+  // The "caller's" stream of each test, made in SetUp: constructing a Stream needs a device, and
+  // the fixture is built even where the test then skips.
+  std::optional<Stream> stream_storage_;
+  Stream& stream() { return *stream_storage_; }
 };
 
 TEST_F(GraphGpu, CaptureThenReplayThreeTimes) {
-  StreamGuard on(stream_);
+  StreamGuard on(stream());
   int* x = static_cast<int*>(memory::allocate(sizeof(int) * kN));
-  write(x, 1, kN, stream_);
+  write(x, 1, kN, stream());
   Graph g;
   {
     GraphCapture capture(g);
     EXPECT_TRUE(graphs::is_current_stream_capturing());
-    EXPECT_NE(capture.stream(), stream_.ref());  // a side stream, as torch
+    EXPECT_NE(capture.stream(), stream().ref());  // a side stream, as torch
     add_then_double<<<kGrid, kBlock, 0, capture.stream().handle()>>>(x, kN);
     plus_one<<<kGrid, kBlock, 0, capture.stream().handle()>>>(x, kN);
   }
   EXPECT_FALSE(graphs::is_current_stream_capturing());
-  EXPECT_EQ(current_stream(), stream_.ref());
+  EXPECT_EQ(current_stream(), stream().ref());
   EXPECT_TRUE(g.is_instantiated());
-  EXPECT_EQ(read(x, kN, stream_)[7], 1) << "capture must not run the work";
+  EXPECT_EQ(read(x, kN, stream())[7], 1) << "capture must not run the work";
   int expected = 1;
   for (int replay = 0; replay < 3; ++replay) {
     g.replay();
     expected = (expected + 1) * 2 + 1;
-    const auto values = read(x, kN, stream_);
+    const auto values = read(x, kN, stream());
     EXPECT_TRUE(std::all_of(values.begin(), values.end(), [&](int v) { return v == expected; }))
         << "replay " << replay << ": " << values[0] << " != " << expected;
   }
@@ -116,7 +121,7 @@ TEST_F(GraphGpu, CaptureThenReplayThreeTimes) {
 }
 
 TEST_F(GraphGpu, AllocationsDuringCaptureLiveInThePoolAcrossReplays) {
-  StreamGuard on(stream_);
+  StreamGuard on(stream());
   int* in = static_cast<int*>(memory::allocate(sizeof(int) * kN));
   int* out = static_cast<int*>(memory::allocate(sizeof(int) * kN));
   const MemoryState before = MemoryState::now();
@@ -134,9 +139,9 @@ TEST_F(GraphGpu, AllocationsDuringCaptureLiveInThePoolAcrossReplays) {
   EXPECT_GE(allocator.pool_allocated_bytes(g.pool()), sizeof(int) * kN);
   EXPECT_TRUE(allocator.owns(scratch));
   for (int value : {10, 20, 30}) {
-    write(in, value, kN, stream_);
+    write(in, value, kN, stream());
     g.replay();
-    EXPECT_EQ(read(out, kN, stream_)[kN - 1], value + 1);
+    EXPECT_EQ(read(out, kN, stream())[kN - 1], value + 1);
   }
   const memory::PoolId pool = g.pool();
   memory::deallocate(scratch);
@@ -150,7 +155,7 @@ TEST_F(GraphGpu, AllocationsDuringCaptureLiveInThePoolAcrossReplays) {
 }
 
 TEST_F(GraphGpu, TwoGraphsShareAPool) {
-  StreamGuard on(stream_);
+  StreamGuard on(stream());
   const MemoryState before = MemoryState::now();
   auto& allocator = memory::device_allocator();
   const memory::PoolId handle = graphs::graph_pool_handle();
@@ -174,7 +179,7 @@ TEST_F(GraphGpu, TwoGraphsShareAPool) {
   for (int i = 0; i < 3; ++i) {
     g1.replay();
     g2.replay();
-    EXPECT_EQ(read(b, kN, stream_)[3], 2);
+    EXPECT_EQ(read(b, kN, stream())[3], 2);
   }
   memory::deallocate(a);
   memory::deallocate(b);
@@ -199,9 +204,9 @@ class GraphCaptureFailureGpu : public GraphGpu {
     EXPECT_FALSE(g.is_instantiated());
     EXPECT_TRUE(g.pool().is_default());
     EXPECT_FALSE(memory::device_allocator().has_pool(pool)) << "the pool leaked";
-    EXPECT_EQ(current_stream(), stream_.ref());
+    EXPECT_EQ(current_stream(), stream().ref());
     EXPECT_FALSE(graphs::is_current_stream_capturing());
-    EXPECT_TRUE(memory::current_pool(stream_.device()).is_default());
+    EXPECT_TRUE(memory::current_pool(stream().device()).is_default());
     const MemoryState after = MemoryState::now();
     EXPECT_EQ(after.reserved, before.reserved);
     EXPECT_EQ(after.allocated, before.allocated);
@@ -211,7 +216,7 @@ class GraphCaptureFailureGpu : public GraphGpu {
 };
 
 TEST_F(GraphCaptureFailureGpu, SynchronizingCallNamesTheCall) {
-  StreamGuard on(stream_);
+  StreamGuard on(stream());
   const MemoryState before = MemoryState::now();
   Graph g;
   memory::PoolId pool;
@@ -236,7 +241,7 @@ TEST_F(GraphCaptureFailureGpu, SynchronizingCallNamesTheCall) {
 }
 
 TEST_F(GraphCaptureFailureGpu, IllegalCudaMallocUnderGlobalMode) {
-  StreamGuard on(stream_);
+  StreamGuard on(stream());
   const MemoryState before = MemoryState::now();
   Graph g;
   memory::PoolId pool;
@@ -265,7 +270,7 @@ TEST_F(GraphCaptureFailureGpu, IllegalCudaMallocUnderGlobalMode) {
 }
 
 TEST_F(GraphCaptureFailureGpu, ExceptionInScopePropagatesAfterCleanup) {
-  StreamGuard on(stream_);
+  StreamGuard on(stream());
   const MemoryState before = MemoryState::now();
   Graph g;
   memory::PoolId pool;
@@ -286,7 +291,7 @@ TEST_F(GraphCaptureFailureGpu, ExceptionInScopePropagatesAfterCleanup) {
     cudakit::testing::launch_empty(capture.stream().handle());
   }
   g.replay();
-  stream_.synchronize();
+  stream().synchronize();
 }
 
 // ---- annotations ----
@@ -496,7 +501,7 @@ void check_annotations_match_activity(annotations::AnnotationMechanism mechanism
 }
 
 TEST_F(AnnotationGpu, CuptiIdsMatchReplayedActivity) {
-  StreamGuard on(stream_);
+  StreamGuard on(stream());
   check_annotations_match_activity(annotations::AnnotationMechanism::cupti);
 }
 
@@ -504,12 +509,12 @@ TEST_F(AnnotationGpu, ToolsIdsMatchReplayedActivity) {
   if (!detail::driver().cuGraphNodeGetToolsId) {
     GTEST_SKIP() << "the driver has no cuGraphNodeGetToolsId (CUDA < 13.1); the CUPTI path covers it";
   }
-  StreamGuard on(stream_);
+  StreamGuard on(stream());
   check_annotations_match_activity(annotations::AnnotationMechanism::tools_id);
 }
 
 TEST_F(AnnotationGpu, NothingRecordedWithoutEnable) {
-  StreamGuard on(stream_);
+  StreamGuard on(stream());
   annotations::clear_kernel_annotations();
   Graph g;
   {
@@ -551,18 +556,22 @@ Graph chain_graph(int kernels, int* counter, bool annotate) {
 }
 
 TEST_F(GraphGpu, ReplayHostTimeAtMostFiveMicroseconds) {
-  StreamGuard on(stream_);
+  StreamGuard on(stream());
   int* counter = static_cast<int*>(memory::allocate(sizeof(int)));
   Graph g = chain_graph(8, counter, false);
+  // Warm-up: the first launches of a fresh executable graph upload it and are not what a
+  // serving loop sees (measured cold in a fresh process: 6.4 us; warm: 3.4-3.7 us).
+  for (int i = 0; i < 50; ++i) g.replay();
+  stream().synchronize();
   std::vector<double> us;
   for (int i = 0; i < 400; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     g.replay();
     const auto t1 = std::chrono::steady_clock::now();
     us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-    if (i % 50 == 49) stream_.synchronize();  // keep the launch queue short
+    if (i % 50 == 49) stream().synchronize();  // keep the launch queue short
   }
-  stream_.synchronize();
+  stream().synchronize();
   std::sort(us.begin(), us.end());
   const double median = us[us.size() / 2];
   std::printf("[ timing ] replay() host time of an 8-kernel graph: median %.2f us, p90 %.2f us\n",
@@ -572,13 +581,13 @@ TEST_F(GraphGpu, ReplayHostTimeAtMostFiveMicroseconds) {
 }
 
 TEST_F(AnnotationGpu, AnnotationsAddNothingToReplay) {
-  StreamGuard on(stream_);
+  StreamGuard on(stream());
   int* counter = static_cast<int*>(memory::allocate(sizeof(int)));
   Graph plain = chain_graph(200, counter, false);
   Graph annotated = chain_graph(200, counter, true);
-  replay_gpu_ms(plain, stream_, 2);
-  const float without = replay_gpu_ms(plain, stream_, 20);
-  const float with = replay_gpu_ms(annotated, stream_, 20);
+  replay_gpu_ms(plain, stream(), 2);
+  const float without = replay_gpu_ms(plain, stream(), 20);
+  const float with = replay_gpu_ms(annotated, stream(), 20);
   std::printf("[ timing ] 20 replays of 200 kernels: %.3f ms without annotations, %.3f ms with\n",
               without, with);
   EXPECT_LE(with, without * 1.05f + 0.02f);
@@ -586,16 +595,16 @@ TEST_F(AnnotationGpu, AnnotationsAddNothingToReplay) {
 }
 
 TEST_F(GraphGpu, ThousandKernelReplayTimePerKernel) {
-  StreamGuard on(stream_);
+  StreamGuard on(stream());
   int* counter = static_cast<int*>(memory::allocate(sizeof(int)));
-  write(counter, 0, 1, stream_);
+  write(counter, 0, 1, stream());
   Graph g = chain_graph(1000, counter, false);
-  replay_gpu_ms(g, stream_, 1);
-  const float ms = replay_gpu_ms(g, stream_, 10);
+  replay_gpu_ms(g, stream(), 1);
+  const float ms = replay_gpu_ms(g, stream(), 10);
   const double per_kernel_us = ms * 1000.0 / (10 * 1000);
   std::printf("[ timing ] 1000-kernel graph replay: %.3f us GPU time per kernel (torch: 1.14 us)\n",
               per_kernel_us);
-  EXPECT_EQ(read(counter, 1, stream_)[0], 1000 * (5 * 10 + 5 * 1));
+  EXPECT_EQ(read(counter, 1, stream())[0], 1000 * (5 * 10 + 5 * 1));
   EXPECT_LE(per_kernel_us, 1.14 * 1.25);
   memory::deallocate(counter);
 }

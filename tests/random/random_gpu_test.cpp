@@ -227,8 +227,8 @@ TEST(RandomGpu, GraphReplaysDrawFreshNumbersMatchingEagerDraws) {
   ASSERT_EQ(cudaStreamBeginCapture(stream.handle(), cudaStreamCaptureModeThreadLocal), cudaSuccess);
   rnd::normal_(a, 0, 1, &gen, stream);
   rnd::uniform_(bt, -1, 1, &gen, stream);
+  const std::uint64_t increment = gen.capture_epilogue(stream);
   ASSERT_EQ(cudaStreamEndCapture(stream.handle(), &graph), cudaSuccess);
-  const std::uint64_t increment = gen.capture_epilogue();
   EXPECT_EQ(increment, 250u + 256u);  // ceil(1000 / 4) + ceil(1023 / 4)
   cudaGraphExec_t exec = nullptr;
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);

@@ -58,9 +58,14 @@ class Generator {
   // Call before a capture that draws from this generator. @throws StateError if already
   // capturing, InvalidArgumentError for a host generator.
   void capture_prologue();
-  // Call after the capture; returns the counters the captured draws use per replay.
-  std::uint64_t capture_epilogue();
-  // Call before each replay, on the replay's stream, with capture_epilogue()'s value.
+  // Call while `capture_stream` is still capturing, just before cudaStreamEndCapture: appends
+  // the node that advances the device slot by one replay's draws; returns that count.
+  std::uint64_t capture_epilogue(StreamRef capture_stream);
+  // The capture failed or was abandoned: stop capturing, queue nothing.
+  void capture_abort() noexcept;
+  // Call before each replay, on the replay's stream, with capture_epilogue()'s value. Queues
+  // nothing unless the host state changed since the slot last matched it (manual_seed,
+  // set_state, eager draws), so a loop of replays costs no extra launch.
   void replay_prologue(std::uint64_t wholegraph_increment, StreamRef stream);
   [[nodiscard]] bool is_capturing() const;
 
@@ -71,7 +76,10 @@ class Generator {
   std::uint64_t offset_ = 0;
   bool capturing_ = false;
   std::uint64_t intragraph_offset_ = 0;
-  std::uint64_t* device_slot_ = nullptr;  // 16 bytes on device_, made on first capture
+  std::uint64_t* device_slot_ = nullptr;
+  // What the device slot holds once the queued work has run (host mirror).
+  std::uint64_t slot_seed_ = 0;
+  std::uint64_t slot_offset_ = 0;  // 16 bytes on device_, made on first capture
 };
 
 }  // namespace cudakit::random

@@ -77,5 +77,7 @@ void cuda_randperm(void* out, tensor::DType dtype, std::int64_t n, PhiloxState s
 // Writes {seed, offset} into a generator's device slot, in stream order.
 void cuda_write_slot(std::uint64_t* slot, std::uint64_t seed, std::uint64_t offset,
                      StreamRef stream);
+// Adds `increment` to the slot's offset (the last node of a captured graph that draws).
+void cuda_advance_slot(std::uint64_t* slot, std::uint64_t increment, StreamRef stream);
 
 }  // namespace cudakit::random::detail
