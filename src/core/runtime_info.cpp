@@ -1,5 +1,7 @@
 #include "cudakit/core/runtime_info.hpp"
 
+#include <optional>
+
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
 
@@ -34,6 +36,16 @@ std::string format_cuda_version(int version) {
   return detail::concat(version / 1000, ".", (version % 1000) / 10);
 }
 
+namespace {
+// An optional library's version as `read` finds it, or where loading it failed.
+template <class Read>
+ComponentVersion probe_library(const char* component, std::initializer_list<const char*> names, Read read) {
+  DynamicLibrary lib(names);
+  const std::optional<std::string> version = lib.is_loaded() ? read(lib) : std::nullopt;
+  return {component, version.value_or(""), lib.description()};
+}
+}  // namespace
+
 std::vector<ComponentVersion> component_versions() {
   std::vector<ComponentVersion> out;
   out.push_back({"cudakit", CUDAKIT_VERSION_STRING, "this library"});
@@ -47,48 +59,32 @@ std::vector<ComponentVersion> component_versions() {
   cublasGetProperty(MINOR_VERSION, &minor);
   cublasGetProperty(PATCH_LEVEL, &patch);
   out.push_back({"cuBLAS", detail::concat(major, ".", minor, ".", patch), "libcublas"});
-  {
-    DynamicLibrary nvrtc({"libnvrtc.so.13", "libnvrtc.so"});
-    using GetVersion = int (*)(int*, int*);
-    if (auto get = nvrtc.function<GetVersion>("nvrtcVersion"); get && get(&major, &minor) == 0) {
-      out.push_back({"NVRTC", detail::concat(major, ".", minor), nvrtc.description()});
-    } else {
-      out.push_back({"NVRTC", "", nvrtc.description()});
-    }
-  }
-  {
-    DynamicLibrary nccl({"libnccl.so.2", "libnccl.so"});
-    using GetVersion = int (*)(int*);
+  using Version = std::optional<std::string>;
+  out.push_back(probe_library("NVRTC", {"libnvrtc.so.13", "libnvrtc.so"}, [](const DynamicLibrary& l) -> Version {
+    int a = 0, b = 0;
+    auto get = l.function<int (*)(int*, int*)>("nvrtcVersion");
+    if (get && get(&a, &b) == 0) return detail::concat(a, ".", b);
+    return std::nullopt;
+  }));
+  out.push_back(probe_library("NCCL", {"libnccl.so.2", "libnccl.so"}, [](const DynamicLibrary& l) -> Version {
     int v = 0;
-    if (auto get = nccl.function<GetVersion>("ncclGetVersion"); get && get(&v) == 0) {
-      // NCCL encodes 2.28.9 as 22809.
-      out.push_back({"NCCL", detail::concat(v / 10000, ".", (v % 10000) / 100, ".", v % 100),
-                     nccl.description()});
-    } else {
-      out.push_back({"NCCL", "", nccl.description()});
-    }
-  }
-  {
-    DynamicLibrary cupti({"libcupti.so.13", "libcupti.so"});
-    using GetVersion = int (*)(unsigned*);
+    auto get = l.function<int (*)(int*)>("ncclGetVersion");
+    // NCCL encodes 2.28.9 as 22809.
+    if (get && get(&v) == 0) return detail::concat(v / 10000, ".", (v % 10000) / 100, ".", v % 100);
+    return std::nullopt;
+  }));
+  out.push_back(probe_library("CUPTI", {"libcupti.so.13", "libcupti.so"}, [](const DynamicLibrary& l) -> Version {
     unsigned v = 0;
-    if (auto get = cupti.function<GetVersion>("cuptiGetVersion"); get && get(&v) == 0) {
-      out.push_back({"CUPTI", detail::concat("API ", v), cupti.description()});
-    } else {
-      out.push_back({"CUPTI", "", cupti.description()});
-    }
-  }
-  {
-    DynamicLibrary cufile({"libcufile.so.0", "libcufile.so"});
-    using GetVersion = int (*)(int*);
+    auto get = l.function<int (*)(unsigned*)>("cuptiGetVersion");
+    if (get && get(&v) == 0) return detail::concat("API ", v);
+    return std::nullopt;
+  }));
+  out.push_back(probe_library("cuFile", {"libcufile.so.0", "libcufile.so"}, [](const DynamicLibrary& l) -> Version {
     int v = 0;
-    auto get = cufile.function<GetVersion>("cuFileGetVersion");
-    if (get && get(&v) == 0) {
-      out.push_back({"cuFile", format_cuda_version(v), cufile.description()});
-    } else {
-      out.push_back({"cuFile", "", cufile.description()});
-    }
-  }
+    auto get = l.function<int (*)(int*)>("cuFileGetVersion");
+    if (get && get(&v) == 0) return format_cuda_version(v);
+    return std::nullopt;
+  }));
   return out;
 }
 

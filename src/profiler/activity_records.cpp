@@ -76,6 +76,19 @@ KernelEvent kernel_event(const CUpti_ActivityKernel10& r, std::string name) {
   return e;
 }
 
+// The fields memcpy and memset records share.
+template <class Record>
+void fill_memory_op(MemoryOpEvent& e, const Record& r) {
+  e.start_ns = r.start;
+  e.end_ns = r.end;
+  e.device = r.deviceId;
+  e.stream = r.streamId;
+  e.correlation = r.correlationId;
+  e.bytes = r.bytes;
+  e.graph_id = r.graphId;
+  e.graph_node_id = r.graphNodeId;
+}
+
 MemoryOpEvent memcpy_event(const CUpti_ActivityMemcpy6& r) {
   MemoryOpEvent e;
   e.type = MemoryOpEvent::Type::memcpy;
@@ -83,14 +96,7 @@ MemoryOpEvent memcpy_event(const CUpti_ActivityMemcpy6& r) {
   // Kineto's naming, which trace tools group by: "Memcpy HtoD (Pageable -> Device)".
   e.name = cudakit::detail::concat("Memcpy ", e.copy_kind, " (", memory_kind_name(r.srcKind),
                                    " -> ", memory_kind_name(r.dstKind), ")");
-  e.start_ns = r.start;
-  e.end_ns = r.end;
-  e.device = r.deviceId;
-  e.stream = r.streamId;
-  e.correlation = r.correlationId;
-  e.bytes = r.bytes;
-  e.graph_id = r.graphId;
-  e.graph_node_id = r.graphNodeId;
+  fill_memory_op(e, r);
   return e;
 }
 
@@ -98,14 +104,7 @@ MemoryOpEvent memset_event(const CUpti_ActivityMemset4& r) {
   MemoryOpEvent e;
   e.type = MemoryOpEvent::Type::memset;
   e.name = cudakit::detail::concat("Memset (", memory_kind_name(r.memoryKind), ")");
-  e.start_ns = r.start;
-  e.end_ns = r.end;
-  e.device = r.deviceId;
-  e.stream = r.streamId;
-  e.correlation = r.correlationId;
-  e.bytes = r.bytes;
-  e.graph_id = r.graphId;
-  e.graph_node_id = r.graphNodeId;
+  fill_memory_op(e, r);
   return e;
 }
 
