@@ -16,6 +16,7 @@ if [ "${CUDAKIT_SKIP_SANITIZERS:-0}" != 1 ]; then
   "$root/scripts/build.sh" "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCUDAKIT_SANITIZE=address,undefined -DCUDAKIT_BUILD_BENCHMARKS=OFF -DCUDAKIT_BUILD_TOOLS=OFF
   (cd "$root/build-asan" && ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1 \
+      LSAN_OPTIONS=suppressions="$root/scripts/lsan.supp" \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --output-on-failure -j "$jobs" --timeout 900)
 

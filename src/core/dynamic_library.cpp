@@ -18,16 +18,18 @@ DynamicLibrary::DynamicLibrary(std::initializer_list<const char*> names) noexcep
   }
 }
 
-DynamicLibrary::~DynamicLibrary() {
-  if (handle_ != nullptr) dlclose(handle_);
-}
+// Note [Libraries stay loaded]
+// dlclose is never called: NCCL, CUPTI and cuFile set up process-wide state when they load
+// (threads, atexit handlers, driver registrations) and are not safe to unload; unloading also
+// turns their one-time allocations into leaks of an "unknown module" that no sanitizer
+// suppression can name. The loader keeps one reference per library however often it is opened.
+DynamicLibrary::~DynamicLibrary() = default;
 
 DynamicLibrary::DynamicLibrary(DynamicLibrary&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)), description_(std::move(other.description_)) {}
 
 DynamicLibrary& DynamicLibrary::operator=(DynamicLibrary&& other) noexcept {
   if (this != &other) {
-    if (handle_ != nullptr) dlclose(handle_);
     handle_ = std::exchange(other.handle_, nullptr);
     description_ = std::move(other.description_);
   }

@@ -1,5 +1,7 @@
 #include "cudakit/profiler/cupti_hub.hpp"
 
+#include "cudakit/core/driver_api.hpp"
+
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -103,12 +105,7 @@ void call_listener(const Fn& fn, const Args&... args) noexcept {
 
 // Everything the hub owns; a namespace-scope type so that CUPTI's C callbacks below can name it.
 struct HubState {
-  DynamicLibrary library{"libcupti.so.13",
-                         "libcupti.so",
-                         "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-                         "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-                         "/usr/local/cuda/lib64/libcupti.so.13",
-                         "/usr/local/cuda/lib64/libcupti.so"};
+  DynamicLibrary library{};  // loaded by CuptiHub() only where a driver exists
   CuptiApi api;
   bool available = false;
   std::string reason;
@@ -196,6 +193,15 @@ CuptiHub& CuptiHub::instance() {
 
 CuptiHub::CuptiHub() : impl_(new Impl) {
   Impl& impl = *impl_;
+  // Without a driver CUPTI can only fail, and loading it would start its threads for nothing.
+  if (!cudakit::detail::driver().loaded) {
+    impl.reason = "no CUDA driver on this machine (CUPTI needs one)";
+    return;
+  }
+  impl.library = DynamicLibrary({"libcupti.so.13", "libcupti.so",
+                                 "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+                                 "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+                                 "/usr/local/cuda/lib64/libcupti.so.13", "/usr/local/cuda/lib64/libcupti.so"});
   if (!impl.library.is_loaded()) {
     impl.reason = cudakit::detail::concat("libcupti could not be loaded: ", impl.library.description());
     return;

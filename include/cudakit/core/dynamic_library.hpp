@@ -12,6 +12,7 @@ class DynamicLibrary {
   // Tries each name in turn (e.g. {"libcufile.so.0", "libcufile.so"}); is_loaded() says whether
   // one succeeded. Never throws.
   explicit DynamicLibrary(std::initializer_list<const char*> names) noexcept;
+  // Leaves the library loaded: See Note [Libraries stay loaded].
   ~DynamicLibrary();
   DynamicLibrary(const DynamicLibrary&) = delete;
   DynamicLibrary& operator=(const DynamicLibrary&) = delete;
