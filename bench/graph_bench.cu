@@ -1,0 +1,138 @@
+// Graph replay costs and the profiler's overhead on a replay — timings, so a benchmark and not
+// a test. Prints one table; torch's figures for the same quantities are in ANCHORS.md.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "cudakit/core/device.hpp"
+#include "cudakit/core/event.hpp"
+#include "cudakit/core/stream.hpp"
+#include "cudakit/core/stream_guard.hpp"
+#include "cudakit/graphs/graph.hpp"
+#include "cudakit/graphs/graph_capture.hpp"
+#include "cudakit/graphs/mark_kernels.hpp"
+#include "cudakit/memory/device_allocator.hpp"
+#include "cudakit/profiler/cupti_hub.hpp"
+#include "cudakit/profiler/profiler.hpp"
+#include "cudakit/random/distributions.hpp"
+
+namespace {
+using namespace cudakit;
+
+__global__ void bump(int* counter) { *counter += 1; }
+__global__ void spin(unsigned long long ns) {
+  unsigned long long start;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  for (;;) {
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - start >= ns) break;
+  }
+}
+
+graphs::Graph chain(int kernels, int* counter, unsigned long long spin_ns, bool annotate) {
+  graphs::Graph g;
+  graphs::GraphCapture capture(g, {.enable_annotations = annotate});
+  for (int i = 0; i < kernels; ++i) {
+    annotations::mark_kernels region({{"name", "k"}, {"index", i}});
+    if (spin_ns) spin<<<1, 1, 0, capture.stream().handle()>>>(spin_ns);
+    else bump<<<1, 1, 0, capture.stream().handle()>>>(counter);
+  }
+  capture.end();
+  return g;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Host time of replay() itself (queue kept short), after warm-up.
+double replay_host_us(graphs::Graph& g, StreamRef s) {
+  for (int i = 0; i < 50; ++i) g.replay(s);
+  s.synchronize();
+  std::vector<double> us;
+  for (int i = 0; i < 400; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    g.replay(s);
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    if (i % 50 == 49) s.synchronize();
+  }
+  s.synchronize();
+  return median(us);
+}
+
+// GPU time of `replays` back-to-back replays, best of 5.
+double replay_gpu_ms(graphs::Graph& g, StreamRef s, int replays) {
+  double best = 1e30;
+  for (int trial = 0; trial < 5; ++trial) {
+    Event begin({.enable_timing = true}), end({.enable_timing = true});
+    begin.record(s);
+    for (int i = 0; i < replays; ++i) g.replay(s);
+    end.record(s);
+    end.synchronize();
+    best = std::min<double>(best, begin.elapsed_time(end));
+  }
+  return best;
+}
+
+}  // namespace
+
+int main() {
+  if (!is_available()) {
+    std::printf("no CUDA device: graph benchmark skipped\n");
+    return 0;
+  }
+  Stream stream;
+  StreamGuard on(stream);
+  int* counter = static_cast<int*>(memory::allocate(sizeof(int)));
+
+  graphs::Graph eight = chain(8, counter, 0, false);
+  std::printf("replay() host time, 8-kernel graph:                     %6.2f us (median of 400)\n",
+              replay_host_us(eight, stream));
+  graphs::Graph draws;
+  tensor::Tensor out;
+  {
+    graphs::GraphCapture capture(draws);
+    out = random::rand({4096}, {tensor::DType::float32, tensor::Device::cuda()});
+  }
+  std::printf("replay() host time, graph drawing random numbers:       %6.2f us (median of 400)\n",
+              replay_host_us(draws, stream));
+
+  graphs::Graph thousand = chain(1000, counter, 0, false);
+  replay_gpu_ms(thousand, stream, 1);
+  std::printf("1000-kernel replay, GPU time per tiny dependent kernel: %6.3f us (torch: 1.14 us)\n",
+              replay_gpu_ms(thousand, stream, 10) * 1000.0 / 10000.0);
+
+  graphs::Graph plain = chain(200, counter, 0, false);
+  graphs::Graph annotated = chain(200, counter, 0, true);
+  replay_gpu_ms(plain, stream, 2);
+  const double without = replay_gpu_ms(plain, stream, 20), with = replay_gpu_ms(annotated, stream, 20);
+  std::printf("20 replays x 200 kernels: %.3f ms plain, %.3f ms annotated (%+.2f%%)\n", without, with,
+              (with / without - 1) * 100);
+
+  if (profiler::CuptiHub::instance().available()) {
+    for (unsigned long long ns : {0ull, 10'000ull, 50'000ull}) {
+      graphs::Graph g = chain(1000, counter, ns, false);
+      replay_gpu_ms(g, stream, 1);
+      const double base = replay_gpu_ms(g, stream, 3);
+      double profiled = 0;
+      {
+        profiler::Profiler warm;  // CUPTI's first-use setup stays out of the measurement
+        g.replay(stream);
+        warm.stop();
+        profiler::Profiler p;
+        profiled = replay_gpu_ms(g, stream, 3);
+        p.stop();
+      }
+      std::printf("profiling 3 replays x 1000 kernels of %2llu us: %8.3f ms -> %8.3f ms (%+.1f%%, %.2f us per kernel)\n",
+                  ns / 1000, base, profiled, (profiled / base - 1) * 100, (profiled - base) * 1000 / 3000);
+    }
+  } else {
+    std::printf("profiler overhead: CUPTI unavailable (%s)\n", profiler::CuptiHub::instance().reason().c_str());
+  }
+  memory::deallocate(counter);
+  return 0;
+}
