@@ -438,7 +438,7 @@ struct CachingAllocator::Impl {
 
   // ---- obtaining and returning memory (shard locked) ----
   std::size_t allowed_bytes(const Pool& pool) const {
-    const std::size_t total = pool.provider->memory_info().second;
+    const std::size_t total = pool.provider->total_memory();
     return static_cast<std::size_t>(static_cast<double>(total) * config.per_process_memory_fraction);
   }
 
@@ -474,7 +474,7 @@ struct CachingAllocator::Impl {
     const std::size_t page = provider.page_size();
     Arena* a = s.arena;
     if (!a) {
-      const std::size_t range = round_up(provider.memory_info().second, page);
+      const std::size_t range = round_up(provider.total_memory(), page);
       void* base = provider.reserve_range(range);
       if (!base) return nullptr;
       s.arenas.push_back(std::make_unique<Arena>());

@@ -133,6 +133,7 @@ class UserFunctionProvider : public SegmentProvider {
   }
   void synchronize(StreamKey stream) override { cuda_.synchronize(stream); }
   std::pair<std::size_t, std::size_t> memory_info() const override { return cuda_.memory_info(); }
+  std::size_t total_memory() const override { return cuda_.total_memory(); }
 
  private:
   UserAllocFn alloc_;

@@ -28,6 +28,7 @@ class CudaSegmentProvider : public SegmentProvider {
   void unmap(void* addr, std::size_t bytes) noexcept override;
   void synchronize(StreamKey stream) override;
   [[nodiscard]] std::pair<std::size_t, std::size_t> memory_info() const override;
+  [[nodiscard]] std::size_t total_memory() const override { return total_; }
 
  private:
   int device_;

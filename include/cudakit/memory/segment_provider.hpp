@@ -40,6 +40,9 @@ class SegmentProvider {
   // (free, total) bytes of the memory this provider draws from: for OOM reports and the
   // per-process fraction.
   [[nodiscard]] virtual std::pair<std::size_t, std::size_t> memory_info() const = 0;
+  // Total bytes alone (memory_info().second); providers that know it without a driver call
+  // override this, since the allocator asks on every growth under a fraction limit.
+  [[nodiscard]] virtual std::size_t total_memory() const { return memory_info().second; }
 };
 
 }  // namespace cudakit::memory
