@@ -3,44 +3,15 @@
 #include <cublas_v2.h>
 
 #include <string>
-#include <unordered_map>
 
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "cudakit/tensor/detail/convert.hpp"
+#include "tensor/detail/cublas_context.hpp"
 
 namespace cudakit::tensor {
 namespace {
-
-void check_cublas(cublasStatus_t status, const char* api) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    throw CudaError(cudaErrorUnknown, api,
-                    std::string("cuBLAS: ") + cublasGetStatusString(status));
-  }
-}
-
-// One handle per (thread, device), destroyed when the thread exits. See the header.
-cublasHandle_t cublas_handle(int device, StreamRef stream) {
-  struct Handles {
-    std::unordered_map<int, cublasHandle_t> by_device;
-    ~Handles() {
-      for (auto& [device, handle] : by_device) {
-        (void)device;
-        cublasDestroy(handle);  // failures at thread exit are ignored: the runtime may be gone
-      }
-    }
-  };
-  thread_local Handles handles;
-  auto it = handles.by_device.find(device);
-  if (it == handles.by_device.end()) {
-    cublasHandle_t h = nullptr;
-    check_cublas(cublasCreate(&h), "cublasCreate");
-    it = handles.by_device.emplace(device, h).first;
-  }
-  check_cublas(cublasSetStream(it->second, stream.handle()), "cublasSetStream");
-  return it->second;
-}
 
 // A row-major matrix operand seen by column-major cuBLAS: its transpose, read with `op`.
 struct Operand {
@@ -88,7 +59,7 @@ void cuda_matmul(const Tensor& a, const Tensor& b, Tensor& out, std::int64_t bat
                  std::int64_t m, std::int64_t k, std::int64_t n, StreamRef stream) {
   DeviceGuard guard(stream.device());
   const Operand A = as_operand(a, stream), B = as_operand(b, stream);
-  cublasHandle_t h = cublas_handle(stream.device(), stream);
+  cublasHandle_t h = detail::cublas_handle(stream);
   const cudaDataType_t type = cuda_type(a.dtype());
   const bool is_double = a.dtype() == DType::float64;
   const float alpha_f = 1.0f, beta_f = 0.0f;
@@ -98,7 +69,7 @@ void cuda_matmul(const Tensor& a, const Tensor& b, Tensor& out, std::int64_t bat
   // float32 stays float32 (no TF32), as torch's default.
   const cublasComputeType_t compute = is_double ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
   // C^T (n x m) = B^T (n x k) * A^T (k x m), all column-major.
-  check_cublas(cublasGemmStridedBatchedEx(
+  detail::check_cublas(cublasGemmStridedBatchedEx(
                    h, B.op, A.op, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
                    alpha, B.t.data_ptr(), type, static_cast<int>(B.ld), B.batch_stride,
                    A.t.data_ptr(), type, static_cast<int>(A.ld), A.batch_stride, beta,

@@ -4,7 +4,9 @@
 // (float accumulation), float64.
 //
 // cuBLAS handles: one per (device, thread), made on first use and set to the call's stream each
-// time (cuBLAS handles are not thread-safe; torch keeps one per thread too).
+// time (cuBLAS handles are not thread-safe; torch keeps one per thread too), with a workspace
+// from the caching allocator per (thread, stream), or per capture while the stream is capturing
+// (cudakit/tensor/cublas_workspace.hpp).
 
 #include "cudakit/tensor/tensor.hpp"
 

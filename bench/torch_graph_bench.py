@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""torch's side of bench/graph_bench.cu, measured the same way in the same session:
+replay() host time of an 8-kernel graph and of a graph drawing random numbers, GPU time per
+kernel of a replayed 1000-kernel graph of tiny dependent kernels, and what torch.profiler adds
+to the GPU time of replays of 1000 kernels (tiny, ~10 us, ~50 us; torch.cuda._sleep spins).
+Run:  python3 bench/torch_graph_bench.py"""
+import statistics
+import time
+
+import torch
+
+
+def capture(body):
+    g = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        body()  # warm-up outside the graph, as torch's docs ask
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    with torch.cuda.graph(g):
+        body()
+    torch.cuda.synchronize()
+    return g
+
+
+def replay_host_us(g):
+    for _ in range(50):
+        g.replay()
+    torch.cuda.synchronize()
+    us = []
+    for i in range(400):
+        t0 = time.perf_counter()
+        g.replay()
+        us.append((time.perf_counter() - t0) * 1e6)
+        if i % 50 == 49:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
+    return statistics.median(us)
+
+
+def replay_gpu_ms(g, replays):
+    best = float("inf")
+    for _ in range(5):
+        begin = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        begin.record()
+        for _ in range(replays):
+            g.replay()
+        end.record()
+        end.synchronize()
+        best = min(best, begin.elapsed_time(end))
+    return best
+
+
+def main():
+    if not torch.cuda.is_available():
+        print("no CUDA device: torch graph benchmark skipped")
+        return
+    counter = torch.zeros(1, dtype=torch.int32, device="cuda")
+
+    def chain(n):
+        return lambda: [counter.add_(1) for _ in range(n)]
+
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}")
+    eight = capture(chain(8))
+    print(f"torch replay() host time, 8-kernel graph:                     {replay_host_us(eight):6.2f} us (median of 400)")
+    out = torch.empty(4096, device="cuda")
+    draws = capture(lambda: out.uniform_())
+    print(f"torch replay() host time, graph drawing random numbers:       {replay_host_us(draws):6.2f} us (median of 400)")
+    thousand = capture(chain(1000))
+    replay_gpu_ms(thousand, 1)
+    print(f"torch 1000-kernel replay, GPU time per tiny dependent kernel: {replay_gpu_ms(thousand, 10) * 1000 / 10000:6.3f} us")
+
+    # Cycles for ~10 and ~50 us spins at the clock measured here.
+    probe = capture(lambda: [torch.cuda._sleep(100_000) for _ in range(10)])
+    us_per_kcycle = replay_gpu_ms(probe, 3) * 1000 / 30 / 100
+    for label, body in (("tiny", chain(1000)),
+                        ("~10 us", lambda: [torch.cuda._sleep(int(10 / us_per_kcycle * 1000)) for _ in range(1000)]),
+                        ("~50 us", lambda: [torch.cuda._sleep(int(50 / us_per_kcycle * 1000)) for _ in range(1000)])):
+        g = capture(body)
+        replay_gpu_ms(g, 1)
+        base = replay_gpu_ms(g, 3)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+            g.replay()  # CUPTI's first-use setup stays out of the measurement
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+            profiled = replay_gpu_ms(g, 3)
+        print(f"torch profiling 3 replays x 1000 kernels ({label:>6}): {base:8.3f} ms -> {profiled:8.3f} ms "
+              f"({(profiled / base - 1) * 100:+.1f}%, {(profiled - base) * 1000 / 3000:.2f} us per kernel)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+#pragma once
+// The calling thread's cuBLAS handle for a stream, bound to a workspace from the caching
+// allocator. See Note [cuBLAS workspaces] in cublas_context.cpp.
+
+#include <cublas_v2.h>
+
+#include "cudakit/core/stream_ref.hpp"
+
+namespace cudakit::tensor::detail {
+
+// @throws CudaError naming `api` when `status` is not success.
+void check_cublas(cublasStatus_t status, const char* api);
+
+// The handle of (calling thread, stream's device), set to `stream` and to the workspace that
+// belongs to (thread, stream) — or, while `stream` is capturing, to that capture.
+[[nodiscard]] cublasHandle_t cublas_handle(StreamRef stream);
+
+}  // namespace cudakit::tensor::detail
