@@ -24,3 +24,9 @@ if [ -x "$B/bin/random_bench" ]; then
   "$B/bin/random_bench" 2>&1 | tail -20 | tee "$out/random.txt"
   PYTHONUNBUFFERED=1 python3 bench/torch_random_bench.py 2>&1 | tail -10 | tee -a "$out/random.txt"
 fi
+if [ -x "$B/bin/graph_bench" ]; then
+  echo "== graphs and profiler (cudakit, then torch)"
+  "$B/bin/graph_bench" 2>&1 | tee "$out/graph.txt"
+  python3 bench/torch_graph_bench.py 2>&1 | grep -v -i warn | tee -a "$out/graph.txt"
+  "$B/bin/profiler_bench" 2>&1 | tail -5 | tee -a "$out/graph.txt"
+fi
