@@ -17,6 +17,8 @@
 #include "cudakit/profiler/cupti_hub.hpp"
 #include "cudakit/profiler/profiler.hpp"
 #include "cudakit/random/distributions.hpp"
+#include "cudakit/tensor/elementwise.hpp"
+#include "cudakit/tensor/matmul.hpp"
 
 namespace {
 using namespace cudakit;
@@ -130,6 +132,36 @@ int main() {
       std::printf("profiling 3 replays x 1000 kernels of %2llu us: %8.3f ms -> %8.3f ms (%+.1f%%, %.2f us per kernel)\n",
                   ns / 1000, base, profiled, (profiled / base - 1) * 100, (profiled - base) * 1000 / 3000);
     }
+    // The seed workflow's graph (examples/graph_annotations.hpp): x @ x.t(), then relu(y) @ x,
+    // float32 1024 x 1024 (no TF32), annotated as the demo annotates it.
+    const tensor::TensorOptions on_gpu{tensor::DType::float32, tensor::Device::cuda()};
+    tensor::Tensor x = random::randn({1024, 1024}, on_gpu), y, z;
+    y = tensor::matmul(x, x.t());  // warm-up: cuBLAS handle, workspace, kernels loaded
+    z = tensor::matmul(tensor::relu(y), x);
+    stream.synchronize();
+    graphs::Graph seed;
+    {
+      graphs::GraphCapture capture(seed, {.enable_annotations = true});
+      {
+        annotations::mark_kernels region("attention");
+        y = tensor::matmul(x, x.t());
+      }
+      annotations::mark_kernels region({{"name", "mlp"}, {"layer", 3}});
+      z = tensor::matmul(tensor::relu(y), x);
+    }
+    replay_gpu_ms(seed, stream, 5);
+    const double base = replay_gpu_ms(seed, stream, 100);
+    double profiled = 0;
+    {
+      profiler::Profiler warm;
+      seed.replay(stream);
+      warm.stop();
+      profiler::Profiler p;
+      profiled = replay_gpu_ms(seed, stream, 100);
+      p.stop();
+    }
+    std::printf("profiling 100 replays of the seed workflow's graph: %8.3f ms -> %8.3f ms (%+.1f%%)\n", base,
+                profiled, (profiled / base - 1) * 100);
   } else {
     std::printf("profiler overhead: CUPTI unavailable (%s)\n", profiler::CuptiHub::instance().reason().c_str());
   }

@@ -88,6 +88,17 @@ def main():
         print(f"torch profiling 3 replays x 1000 kernels ({label:>6}): {base:8.3f} ms -> {profiled:8.3f} ms "
               f"({(profiled / base - 1) * 100:+.1f}%, {(profiled - base) * 1000 / 3000:.2f} us per kernel)")
 
+    x = torch.randn(1024, 1024, device="cuda")
+    seed = capture(lambda: torch.relu(x @ x.t()) @ x)
+    replay_gpu_ms(seed, 5)
+    base = replay_gpu_ms(seed, 100)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+        seed.replay()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+        profiled = replay_gpu_ms(seed, 100)
+    print(f"torch profiling 100 replays of the seed workflow's graph: {base:8.3f} ms -> {profiled:8.3f} ms "
+          f"({(profiled / base - 1) * 100:+.1f}%)")
+
 
 if __name__ == "__main__":
     main()
