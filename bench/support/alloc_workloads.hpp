@@ -95,7 +95,7 @@ ReplayResult replay(Allocator& a, const memory::AllocTrace& trace,
 // Aggregate alloc+free pairs per second of `threads` threads, each on its own stream.
 template <class Allocator, class MakeStream>
 double threaded_pairs_per_second(Allocator& a, int threads, MakeStream make_stream,
-                                 int pairs_per_thread = 200000) {
+                                 int pairs_per_thread = 1000000) {
   std::vector<cudaStream_t> streams(threads);
   for (auto& s : streams) s = make_stream();
   std::atomic<int> ready{0};

@@ -209,7 +209,8 @@ struct PendingFree {
 
 struct Pool;
 
-struct Shard {
+// Aligned so that two shards (two threads' hot locks and counters) never share a cache line.
+struct alignas(128) Shard {
   detail::SpinLock lock;
   Pool* pool = nullptr;
   StreamKey stream = 0;
