@@ -35,7 +35,9 @@ inline double seconds_since(Clock::time_point start) {
 template <class Allocator>
 double pair_ns(Allocator& a, std::size_t bytes, cudaStream_t stream, int pairs = 200000) {
   std::vector<double> runs;
-  for (int w = 0; w < 100; ++w) a.free(a.alloc(bytes, stream), stream);  // warm the cache
+  // One unmeasured run first: it warms the cache and lets the CPU leave its idle clock (the
+  // first workload of a process otherwise read 30-50% slow in one of our runs).
+  for (int w = 0; w < pairs; ++w) a.free(a.alloc(bytes, stream), stream);
   for (int r = 0; r < 5; ++r) {
     const auto start = Clock::now();
     for (int i = 0; i < pairs; ++i) a.free(a.alloc(bytes, stream), stream);
