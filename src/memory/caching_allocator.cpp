@@ -425,12 +425,17 @@ struct CachingAllocator::Impl {
   }
 
   // ---- history ----
+  // Every allocation and free calls this: the check stays inline and copies nothing, the
+  // recording (history on) is out of line.
   void trace(TraceEntry::Action action, const void* addr, std::size_t size, StreamKey stream,
-             std::shared_ptr<const StackFrames> frames = nullptr) {
-    if (!history_enabled.load(std::memory_order_relaxed)) return;
+             const std::shared_ptr<const StackFrames>& frames = nullptr) {
+    if (history_enabled.load(std::memory_order_relaxed)) [[unlikely]] record(action, addr, size, stream, frames);
+  }
+  [[gnu::noinline]] void record(TraceEntry::Action action, const void* addr, std::size_t size, StreamKey stream,
+                                const std::shared_ptr<const StackFrames>& frames) {
     TraceEntry e{action, reinterpret_cast<std::uintptr_t>(addr), size, stream,
                  std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - epoch).count(),
-                 std::move(frames)};
+                 frames};
     std::lock_guard lock(history_mutex);
     if (history_max == 0) return;
     history.push_back(std::move(e));
@@ -755,7 +760,6 @@ struct CachingAllocator::Impl {
     if (bytes == 0) return nullptr;
     Shard& s = *shard_for(pool_id, stream);
     const std::size_t rounded = round_request(bytes);
-    const bool expandable = expandable_for(*s.pool);
     s.lock.lock();
     if (!s.pending.empty()) complete_pending(s, false);
     if (s.recent && s.recent->size == rounded) {
@@ -764,6 +768,7 @@ struct CachingAllocator::Impl {
       s.lock.unlock();
       return p;
     }
+    const bool expandable = expandable_for(*s.pool);  // a virtual call: off the fast path above
     flush_recent(s);
     Block* b = find_free(s, rounded, expandable);
     if (b) {
@@ -847,11 +852,15 @@ struct CachingAllocator::Impl {
                                                    " was not returned by this allocator or was already freed"));
   }
 
-  void deallocate(void* ptr) {
-    if (!ptr) return;
+  // false (and nothing done) when `ptr` lies in none of this allocator's arenas.
+  bool deallocate_if_owned(void* ptr) {
     Arena* a = find_arena(ptr);
-    if (!a) unknown_pointer("CachingAllocator::deallocate", ptr);
-    Shard& s = *a->shard;
+    if (!a) return false;
+    deallocate_in(*a->shard, ptr);
+    return true;
+  }
+
+  void deallocate_in(Shard& s, void* ptr) {
     std::lock_guard lock(s.lock);
     Block* b = s.live.erase(ptr);
     if (!b) unknown_pointer("CachingAllocator::deallocate", ptr);
@@ -948,7 +957,11 @@ CachingAllocator::~CachingAllocator() {
 void* CachingAllocator::allocate(std::size_t bytes, StreamKey stream, PoolId pool) {
   return impl_->allocate(bytes, stream, pool);
 }
-void CachingAllocator::deallocate(void* ptr) { impl_->deallocate(ptr); }
+void CachingAllocator::deallocate(void* ptr) {
+  if (ptr && !impl_->deallocate_if_owned(ptr)) impl_->unknown_pointer("CachingAllocator::deallocate", ptr);
+}
+
+bool CachingAllocator::deallocate_if_owned(void* ptr) { return ptr && impl_->deallocate_if_owned(ptr); }
 
 void CachingAllocator::record_stream(void* ptr, StreamKey stream) {
   impl_->with_live_block(ptr, "CachingAllocator::record_stream", [&](Shard& s, Block& b) {

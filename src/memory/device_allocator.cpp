@@ -78,9 +78,11 @@ CachingAllocator* owner_of(const void* ptr) {
 
 void deallocate(void* ptr) {
   if (!ptr) return;
-  CachingAllocator* a = owner_of(ptr);
-  if (!a) not_ours("deallocate", ptr);
-  a->deallocate(ptr);
+  for (auto& slot : registry().allocators) {
+    CachingAllocator* a = slot.load(std::memory_order_acquire);
+    if (a && a->deallocate_if_owned(ptr)) return;
+  }
+  not_ours("deallocate", ptr);
 }
 
 void record_stream(void* ptr, StreamRef stream) {

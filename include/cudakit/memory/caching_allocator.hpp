@@ -99,6 +99,9 @@ class CachingAllocator {
   [[nodiscard]] void* allocate(std::size_t bytes, StreamKey stream, PoolId pool = {});
   // @throws InvalidArgumentError for a pointer that is not a live allocation of this allocator.
   void deallocate(void* ptr);
+  // deallocate() for a pointer that may belong to another allocator: false, with nothing done,
+  // when it is not this one's (one arena lookup, where owns() + deallocate() take two).
+  [[nodiscard]] bool deallocate_if_owned(void* ptr);
   // The block will not be reused until the work queued on `stream` so far has finished.
   void record_stream(void* ptr, StreamKey stream);
   // Rounded size of a live allocation. @throws InvalidArgumentError as deallocate.
