@@ -116,6 +116,14 @@ struct Arena {
 // anything else that needs the free index first returns it there (merging it as usual), so the
 // slot never holds memory that a search could have used.
 
+// Note [Active mirrors allocated]
+// A block stays active after its free only while events recorded by record_stream() are
+// pending; until a shard's first such free, its active and active_bytes statistics equal
+// allocation and allocated_bytes in every field. So the fast path does not maintain them (four
+// of the twenty counter updates of an alloc+free pair): stats() reads allocation in their place,
+// and the first free with pending events copies allocation into active once, after which both
+// are kept separately.
+
 // Note [Free-block index]
 // Free blocks sit in size-class bins: 64 linear bins of 512 B up to 32 KiB, then 32 bins per
 // power of two (sizes within ~3% share a bin), with a bitmap of non-empty bins. A request
@@ -224,6 +232,8 @@ struct alignas(128) Shard {
   MemoryStats stats;
   // See Note [Recently freed block].
   Block* recent = nullptr;
+  // See Note [Active mirrors allocated].
+  bool active_mirrors_allocation = true;
   // See Note [Growing ahead].
   std::uint64_t allocations = 0;
   std::uint64_t last_growth_at = 0;
@@ -655,6 +665,7 @@ struct CachingAllocator::Impl {
 
   // active_* fall when a block stops being active (freed, or its pending events completed).
   void account_inactive(Shard& s, const Block* b) {
+    if (s.active_mirrors_allocation) return;  // See Note [Active mirrors allocated].
     const int pi = pool_index(b->size);
     for (int i : {0, pi}) {
       s.stats.active[i].decrease(1);
@@ -835,9 +846,11 @@ struct CachingAllocator::Impl {
     for (int i : {0, pi}) {
       s.stats.allocation[i].increase(1);
       s.stats.allocated_bytes[i].increase(size);
-      s.stats.active[i].increase(1);
-      s.stats.active_bytes[i].increase(size);
       s.stats.requested_bytes[i].increase(static_cast<std::int64_t>(requested));
+      if (!s.active_mirrors_allocation) {
+        s.stats.active[i].increase(1);
+        s.stats.active_bytes[i].increase(size);
+      }
     }
     if (b->size >= config.max_split_size) s.stats.oversize_allocations.increase(1);
     if (history_enabled.load(std::memory_order_relaxed)) {
@@ -864,6 +877,12 @@ struct CachingAllocator::Impl {
     std::lock_guard lock(s.lock);
     Block* b = s.live.erase(ptr);
     if (!b) unknown_pointer("CachingAllocator::deallocate", ptr);
+    // This block stays active after its free: active and allocation part here.
+    if (!b->extra_streams.empty() && s.active_mirrors_allocation) {
+      s.stats.active = s.stats.allocation;
+      s.stats.active_bytes = s.stats.allocated_bytes;
+      s.active_mirrors_allocation = false;
+    }
     const int pi = pool_index(b->size);
     const auto size = static_cast<std::int64_t>(b->size);
     for (int i : {0, pi}) {
@@ -1059,11 +1078,12 @@ MemoryStats CachingAllocator::stats() const {
     };
     merge(out.allocation, in.allocation);
     merge(out.segment, in.segment);
-    merge(out.active, in.active);
+    // See Note [Active mirrors allocated].
+    merge(out.active, s.active_mirrors_allocation ? in.allocation : in.active);
     merge(out.inactive_split, in.inactive_split);
     merge(out.allocated_bytes, in.allocated_bytes);
     merge(out.reserved_bytes, in.reserved_bytes);
-    merge(out.active_bytes, in.active_bytes);
+    merge(out.active_bytes, s.active_mirrors_allocation ? in.allocated_bytes : in.active_bytes);
     merge(out.inactive_split_bytes, in.inactive_split_bytes);
     merge(out.requested_bytes, in.requested_bytes);
     out.oversize_allocations.merge(in.oversize_allocations);
