@@ -124,6 +124,14 @@ struct Arena {
 // and the first free with pending events copies allocation into active once, after which both
 // are kept separately.
 
+// Note [Frees during capture]
+// A block used on other streams (record_stream) is reused only after events recorded on those
+// streams at its free have completed. If one of them is being captured into a graph, an event
+// recorded there would mark a point of the graph rather than of the stream, and querying it
+// would break the capture (PyTorch defers these frees too). Such a free is deferred: the block
+// stays pending, unusable, and gets its events at the first allocation or cache release of its
+// shard after the capture has ended on every stream that used it.
+
 // Note [Free-block index]
 // Free blocks sit in size-class bins: 64 linear bins of 512 B up to 32 KiB, then 32 bins per
 // power of two (sizes within ~3% share a bin), with a bitmap of non-empty bins. A request
@@ -229,6 +237,7 @@ struct alignas(128) Shard {
   detail::PointerMap<Block> live;
   std::vector<Block*> spare_blocks;
   std::vector<PendingFree> pending;
+  std::vector<Block*> deferred;  // See Note [Frees during capture].
   MemoryStats stats;
   // See Note [Recently freed block].
   Block* recent = nullptr;
@@ -639,6 +648,27 @@ struct CachingAllocator::Impl {
     insert_free(s, b);
   }
 
+  bool any_capturing(const Block& b) const {
+    return std::any_of(b.extra_streams.begin(), b.extra_streams.end(),
+                       [&](StreamKey other) { return events->capturing(other); });
+  }
+
+  // Marks the work queued so far on the streams that used pending block `b`.
+  void record_pending(Shard& s, Block* b) {
+    PendingFree pending{b, {}};
+    for (StreamKey other : b->extra_streams) pending.tokens.push_back(events->record(other));
+    s.pending.push_back(std::move(pending));
+  }
+
+  // Deferred frees whose streams no longer capture get their events now.
+  void record_deferred(Shard& s) {
+    std::erase_if(s.deferred, [&](Block* b) {
+      if (any_capturing(*b)) return false;
+      record_pending(s, b);
+      return true;
+    });
+  }
+
   void complete_pending(Shard& s, bool wait) {
     auto it = s.pending.begin();
     while (it != s.pending.end()) {
@@ -676,6 +706,7 @@ struct CachingAllocator::Impl {
   // Returns cached memory of one shard to its provider (shard locked).
   void release_cached(Shard& s, bool wait_pending) {
     flush_recent(s);
+    if (!s.deferred.empty()) record_deferred(s);
     if (wait_pending) complete_pending(s, true);
     SegmentProvider& provider = *s.pool->provider;
     bool synchronized = false;
@@ -772,6 +803,7 @@ struct CachingAllocator::Impl {
     Shard& s = *shard_for(pool_id, stream);
     const std::size_t rounded = round_request(bytes);
     s.lock.lock();
+    if (!s.deferred.empty()) [[unlikely]] record_deferred(s);
     if (!s.pending.empty()) complete_pending(s, false);
     if (s.recent && s.recent->size == rounded) {
       Block* b = std::exchange(s.recent, nullptr);
@@ -893,10 +925,12 @@ struct CachingAllocator::Impl {
     if (b->size >= config.max_split_size) s.stats.oversize_allocations.decrease(1);
     trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
     if (!b->extra_streams.empty()) {
-      PendingFree pending{b, {}};
-      for (StreamKey other : b->extra_streams) pending.tokens.push_back(events->record(other));
       b->state = Block::State::pending;
-      s.pending.push_back(std::move(pending));
+      if (any_capturing(*b)) {
+        s.deferred.push_back(b);  // See Note [Frees during capture].
+        return;
+      }
+      record_pending(s, b);
       return;
     }
     account_inactive(s, b);

@@ -166,4 +166,16 @@ void CudaStreamEvents::release(Token token) noexcept {
   free_events_.push_back(reinterpret_cast<void*>(token));
 }
 
+bool CudaStreamEvents::capturing(StreamKey stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaError_t result = cudaStreamIsCapturing(reinterpret_cast<cudaStream_t>(stream), &status);
+  if (result != cudaSuccess) {
+    // The legacy default stream while another stream captures in global mode: it cannot take an
+    // event now either, so it counts as capturing. The query's error is not left behind.
+    (void)cudaGetLastError();
+    return true;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
 }  // namespace cudakit::memory

@@ -98,6 +98,17 @@ void HostStreamEvents::release(Token token) noexcept {
   tokens_.erase(token);
 }
 
+bool HostStreamEvents::capturing(StreamKey stream) {
+  std::lock_guard lock(mutex_);
+  return capturing_.count(stream) != 0;
+}
+
+void HostStreamEvents::set_capturing(StreamKey stream, bool capturing) {
+  std::lock_guard lock(mutex_);
+  if (capturing) capturing_.insert(stream);
+  else capturing_.erase(stream);
+}
+
 std::uint64_t HostStreamEvents::last_ticket(StreamKey stream) {
   std::lock_guard lock(mutex_);
   return issued_[stream];

@@ -126,6 +126,36 @@ TEST_P(CachingAllocatorModes, RecordStreamDelaysReuseUntilTheWorkFinishes) {
   f.allocator.deallocate(c);
 }
 
+// Note [Frees during capture]: no event is recorded on a capturing stream; the block stays
+// unusable until the capture has ended and the events recorded then have completed.
+TEST_P(CachingAllocatorModes, FreeUsedOnACapturingStreamWaitsForTheCaptureToEnd) {
+  Fixture f(config(), 8ull << 30, /*auto_events=*/false);
+  void* a = f.allocator.allocate(4096, kStreamA);
+  f.allocator.record_stream(a, kStreamB);
+  f.events->set_capturing(kStreamB, true);
+  f.allocator.deallocate(a);
+  EXPECT_EQ(f.events->live_tokens(), 0u) << "no event may be recorded on a capturing stream";
+  EXPECT_EQ(f.allocator.stats().allocated_bytes[0].current, 0);
+  EXPECT_EQ(f.allocator.stats().active_bytes[0].current, 4096);
+  void* b = f.allocator.allocate(4096, kStreamA);
+  EXPECT_NE(b, a);
+  f.events->complete_all();  // whatever completes, the deferred free has no event yet
+  void* c = f.allocator.allocate(4096, kStreamA);
+  EXPECT_NE(c, a);
+  EXPECT_EQ(f.events->live_tokens(), 0u);
+
+  f.events->set_capturing(kStreamB, false);
+  void* d = f.allocator.allocate(4096, kStreamA);  // records the deferred free's event
+  EXPECT_NE(d, a) << "stream B's work queued before the capture ended may still use it";
+  EXPECT_EQ(f.events->live_tokens(), 1u);
+  f.events->complete_up_to(kStreamB, f.events->last_ticket(kStreamB));
+  void* e = f.allocator.allocate(4096, kStreamA);
+  EXPECT_EQ(e, a);
+  EXPECT_EQ(f.allocator.stats().active_bytes[0].current, 4 * 4096);
+  for (void* p : {b, c, d, e}) f.allocator.deallocate(p);
+  EXPECT_EQ(f.allocator.stats().active_bytes[0].current, 0);
+}
+
 // A pending free completing next to the recently freed block (Note [Recently freed block]) must
 // merge with it, not corrupt the free index.
 TEST_P(CachingAllocatorModes, PendingFreeNextToTheRecentlyFreedBlockMerges) {

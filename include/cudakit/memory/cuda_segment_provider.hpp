@@ -47,6 +47,7 @@ class CudaStreamEvents : public StreamEvents {
   bool query(Token token) override;
   void synchronize(Token token) override;
   void release(Token token) noexcept override;
+  bool capturing(StreamKey stream) override;
 
  private:
   int device_;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <map>
+#include <set>
 #include <mutex>
 
 #include "cudakit/memory/segment_provider.hpp"
@@ -54,6 +55,9 @@ class HostStreamEvents : public StreamEvents {
   bool query(Token token) override;
   void synchronize(Token token) override;
   void release(Token token) noexcept override;
+  bool capturing(StreamKey stream) override;
+  // Simulates a graph capture in progress on `stream` (for tests of deferred frees).
+  void set_capturing(StreamKey stream, bool capturing);
   // The ticket the next record(stream) will return minus one: "all work queued so far".
   std::uint64_t last_ticket(StreamKey stream);
   void complete_up_to(StreamKey stream, std::uint64_t ticket);
@@ -70,6 +74,7 @@ class HostStreamEvents : public StreamEvents {
   std::map<StreamKey, std::uint64_t> issued_;
   std::map<StreamKey, std::uint64_t> completed_;
   std::map<Token, Pending> tokens_;
+  std::set<StreamKey> capturing_;
   Token next_token_ = 1;
 };
 

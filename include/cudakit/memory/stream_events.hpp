@@ -20,6 +20,9 @@ class StreamEvents {
   virtual void synchronize(Token token) = 0;
   // The token will not be used again.
   virtual void release(Token token) noexcept = 0;
+  // True while work queued on `stream` goes into a graph being captured: an event recorded there
+  // would mark a point of the graph, not of the stream, and querying it would break the capture.
+  [[nodiscard]] virtual bool capturing(StreamKey stream) { (void)stream; return false; }
 };
 
 }  // namespace cudakit::memory
