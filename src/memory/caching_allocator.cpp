@@ -132,6 +132,13 @@ struct Arena {
 // stays pending, unusable, and gets its events at the first allocation or cache release of its
 // shard after the capture has ended on every stream that used it.
 
+// Note [No cache release during capture]
+// Returning cached memory to the driver synchronizes (the device, then cudaFree or cuMemUnmap),
+// which a stream capturing a CUDA graph does not allow: it would invalidate the capture. While
+// the allocating stream captures, neither the garbage-collection threshold nor the
+// free-and-retry before an out-of-memory error releases anything (torch skips both during
+// capture too); the error says so.
+
 // Note [Free-block index]
 // Free blocks sit in size-class bins: 64 linear bins of 512 B up to 32 KiB, then 32 bins per
 // power of two (sizes within ~3% share a bin), with a bitmap of non-empty bins. A request
@@ -831,7 +838,8 @@ struct CachingAllocator::Impl {
   Block* obtain(Shard& s, std::size_t rounded, bool expandable) {
     if (config.garbage_collection_threshold > 0 &&
         static_cast<double>(reserved_total.load() + rounded) >
-            config.garbage_collection_threshold * static_cast<double>(allowed_bytes(*s.pool))) {
+            config.garbage_collection_threshold * static_cast<double>(allowed_bytes(*s.pool)) &&
+        !events->capturing(s.stream)) {  // See Note [No cache release during capture].
       release_cached(s, false);
     }
     return expandable ? grow_arena(s, rounded) : new_segment(s, rounded);
@@ -839,9 +847,11 @@ struct CachingAllocator::Impl {
 
   // The slow path: free every cache, retry once, then report.
   void* allocate_after_release(std::size_t bytes, Shard& s, std::size_t rounded, bool expandable) {
-    retries.fetch_add(1);
-    release_all_cached();
-    {
+    // See Note [No cache release during capture].
+    const bool capturing = events->capturing(s.stream);
+    if (!capturing) {
+      retries.fetch_add(1);
+      release_all_cached();
       std::lock_guard lock(s.lock);
       Block* b = find_free(s, rounded, expandable);
       if (b) remove_free(s, b);
@@ -851,7 +861,12 @@ struct CachingAllocator::Impl {
     // The report visits every shard, this one included: built with no lock held.
     ooms.fetch_add(1);
     trace(TraceEntry::Action::oom, nullptr, bytes, s.stream);
-    throw OutOfMemoryError("CachingAllocator::allocate", oom_report(bytes, *s.pool), bytes);
+    std::string report = oom_report(bytes, *s.pool);
+    if (capturing) {
+      report += " The allocation was made on a stream capturing a CUDA graph: cached memory was not "
+                "returned to the driver, since that synchronizes and would break the capture.";
+    }
+    throw OutOfMemoryError("CachingAllocator::allocate", report, bytes);
   }
 
   // Marks free block `b` (not indexed) allocated for `rounded` bytes, splitting off the rest.

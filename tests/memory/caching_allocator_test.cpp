@@ -240,6 +240,36 @@ TEST_P(CachingAllocatorModes, OutOfMemoryReportsAndRecovers) {
   f.allocator.deallocate(keep);
 }
 
+// Note [No cache release during capture]: out of memory while the stream captures, the cache
+// stays (releasing it would synchronize) and the error says why; after the capture the usual
+// free-and-retry recovers.
+TEST_P(CachingAllocatorModes, OutOfMemoryDuringCaptureReleasesNothing) {
+  Fixture f(config(), 256 * MiB);
+  f.allocator.set_memory_fraction(0.5);  // 128 MiB
+  void* keep = f.allocator.allocate(60 * MiB, kStreamA);
+  void* cached = f.allocator.allocate(40 * MiB, kStreamB);
+  f.allocator.deallocate(cached);
+  const MemoryStats before = f.allocator.stats();
+  f.events->set_capturing(kStreamA, true);
+  try {
+    (void)f.allocator.allocate(100 * MiB, kStreamA);
+    FAIL() << "no OOM";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("capturing a CUDA graph"), std::string::npos) << e.what();
+  }
+  MemoryStats m = f.allocator.stats();
+  EXPECT_EQ(m.num_device_free, before.num_device_free) << "nothing returned to the driver";
+  EXPECT_EQ(m.reserved_bytes[0].current, before.reserved_bytes[0].current);
+  EXPECT_EQ(m.num_alloc_retries, 0);
+  EXPECT_EQ(m.num_ooms, 1);
+  f.events->set_capturing(kStreamA, false);
+  void* fits = f.allocator.allocate(50 * MiB, kStreamA);  // releases stream B's cache, retries
+  m = f.allocator.stats();
+  EXPECT_EQ(m.num_alloc_retries, 1);
+  f.allocator.deallocate(fits);
+  f.allocator.deallocate(keep);
+}
+
 TEST_P(CachingAllocatorModes, UnknownPointersAreClearErrors) {
   Fixture f(config());
   int local = 0;
