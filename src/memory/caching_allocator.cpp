@@ -117,12 +117,12 @@ struct Arena {
 // slot never holds memory that a search could have used.
 
 // Note [Active mirrors allocated]
-// A block stays active after its free only while events recorded by record_stream() are
-// pending; until a shard's first such free, its active and active_bytes statistics equal
-// allocation and allocated_bytes in every field. So the fast path does not maintain them (four
-// of the twenty counter updates of an alloc+free pair): stats() reads allocation in their place,
-// and the first free with pending events copies allocation into active once, after which both
-// are kept separately.
+// A block stays active after its free only while events recorded on the other streams that
+// record_stream() named are pending; until a shard's first such record_stream(), its active and
+// active_bytes statistics equal allocation and allocated_bytes in every field. So the fast path
+// does not maintain them (four of the twenty counter updates of an alloc+free pair): stats()
+// reads allocation in their place, and that first record_stream() copies allocation into active
+// once, after which both are kept separately.
 
 // Note [Frees during capture]
 // A block used on other streams (record_stream) is reused only after events recorded on those
@@ -700,6 +700,14 @@ struct CachingAllocator::Impl {
     }
   }
 
+  // From now on active and allocation may part (See Note [Active mirrors allocated]).
+  static void stop_mirroring_active(Shard& s) {
+    if (!s.active_mirrors_allocation) return;
+    s.stats.active = s.stats.allocation;
+    s.stats.active_bytes = s.stats.allocated_bytes;
+    s.active_mirrors_allocation = false;
+  }
+
   // active_* fall when a block stops being active (freed, or its pending events completed).
   void account_inactive(Shard& s, const Block* b) {
     if (s.active_mirrors_allocation) return;  // See Note [Active mirrors allocated].
@@ -924,12 +932,6 @@ struct CachingAllocator::Impl {
     std::lock_guard lock(s.lock);
     Block* b = s.live.erase(ptr);
     if (!b) unknown_pointer("CachingAllocator::deallocate", ptr);
-    // This block stays active after its free: active and allocation part here.
-    if (!b->extra_streams.empty() && s.active_mirrors_allocation) {
-      s.stats.active = s.stats.allocation;
-      s.stats.active_bytes = s.stats.allocated_bytes;
-      s.active_mirrors_allocation = false;
-    }
     const int pi = pool_index(b->size);
     const auto size = static_cast<std::int64_t>(b->size);
     for (int i : {0, pi}) {
@@ -1036,6 +1038,7 @@ void CachingAllocator::record_stream(void* ptr, StreamKey stream) {
     if (stream != s.stream &&
         std::find(b.extra_streams.begin(), b.extra_streams.end(), stream) == b.extra_streams.end()) {
       b.extra_streams.push_back(stream);
+      impl_->stop_mirroring_active(s);
     }
     return 0;
   });

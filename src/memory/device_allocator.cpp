@@ -62,13 +62,17 @@ void* allocate(std::size_t bytes, StreamRef stream) {
 }
 
 namespace {
-CachingAllocator* owner_of(const void* ptr) {
-  Registry& r = registry();
-  for (auto& slot : r.allocators) {
+// The first existing allocator for which `pred` holds, or nullptr.
+template <class Pred>
+CachingAllocator* first_allocator(Pred&& pred) {
+  for (auto& slot : registry().allocators) {
     CachingAllocator* a = slot.load(std::memory_order_acquire);
-    if (a && a->owns(ptr)) return a;
+    if (a && pred(*a)) return a;
   }
   return nullptr;
+}
+CachingAllocator* owner_of(const void* ptr) {
+  return first_allocator([&](CachingAllocator& a) { return a.owns(ptr); });
 }
 [[noreturn]] void not_ours(const char* api, const void* ptr) {
   throw InvalidArgumentError(api, detail::concat("pointer ", ptr,
@@ -78,11 +82,10 @@ CachingAllocator* owner_of(const void* ptr) {
 
 void deallocate(void* ptr) {
   if (!ptr) return;
-  for (auto& slot : registry().allocators) {
-    CachingAllocator* a = slot.load(std::memory_order_acquire);
-    if (a && a->deallocate_if_owned(ptr)) return;
+  // One arena lookup: the owner frees as it recognizes the pointer.
+  if (!first_allocator([&](CachingAllocator& a) { return a.deallocate_if_owned(ptr); })) {
+    not_ours("deallocate", ptr);
   }
-  not_ours("deallocate", ptr);
 }
 
 void record_stream(void* ptr, StreamRef stream) {
