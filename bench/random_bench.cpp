@@ -92,14 +92,17 @@ struct Summary {
       if (ceiling > 0) std::printf("  (%5.1f%% of the fill ceiling)", 100 * tbs / ceiling);
       std::printf("\n");
     }
-    // From cuobjdump -sass of the sm_90 build (notes/tensor_random.md): hot-loop instructions
-    // per element, and the issue time they need at one warp instruction per clock per SMSP
-    // (132 SMs x 4 SMSPs x 1.98 GHz), integer/logic ops issuing at half that rate.
-    std::printf("What bounds each kernel (SASS, hot loop, per element; H200: 33.4 T lane-instr/s):\n"
-                "  rand   ~16.5 instr (11 integer: Philox's IMAD.WIDE + LOP3) -> >= 133 us of issue "
+    // From cuobjdump -sass of the sm_90 build (notes/tensor_random.md): warp-tile loop
+    // instructions per element, and the issue time they need at one warp instruction per clock
+    // per SMSP (132 SMs x 4 SMSPs x 1.98 GHz = 33.4 T lane-instructions/s).
+    std::printf("What bounds each kernel (SASS, warp-tile loop, per element; H200: 33.4 T lane-instr/s):\n"
+                "  rand   ~16.4 instr (10.6 integer: Philox's IMAD.WIDE + LOP3) -> >= 132 us of issue "
                 "vs 236 us to write 1 GiB at the fill ceiling: memory-bound\n"
-                "  randn  ~42 instr (18 integer, 19 FP32, 0.5 MUFU) -> >= 337 us of issue: "
-                "instruction-bound, above the fill ceiling's 236 us\n"
+                "  randn  ~29.1 instr (13.2 integer, 15.1 FP32, 0.5 MUFU) -> >= 234 us of issue at "
+                "full issue rate, as long as the fill ceiling's 236 us; ~70%% of that rate is reached "
+                "(ncu: the FMA-heavy pipe, where each IMAD.WIDE takes 4 cycles, is the busiest): "
+                "instruction-bound\n"
+                "  exponential ~28.5 instr (14 integer, 14 FP32): instruction-bound like randn\n"
                 "Targets: rand >= 1.4x torch.rand, randn >= 1.7x torch.randn in the same run "
                 "(bench/torch_random_bench.py).\n");
   }

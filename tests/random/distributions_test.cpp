@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -143,29 +144,82 @@ TEST(RandomDistributions, UniformTakesTheTopBitsOfEachWord) {
 }
 
 TEST(RandomDistributions, NormalMatchesLongDoubleBoxMuller) {
+  const long double pi = 3.141592653589793238462643383279502884L;
+  long double worst = 0;
   for (std::uint32_t i = 0; i < 200000; ++i) {
     const auto w = rnd::detail::philox_block(5, i);
-    const auto z = rnd::detail::box_muller<float>(w.x, w.y);
-    // u1 as the code rounds it to float (Note [Uniform bits to floats]).
-    const long double u1 = rnd::detail::open_unit(w.x);
+    const auto z = rnd::detail::box_muller(w.x, w.y);
+    // u1 as the code rounds it to float (Note [Uniform bits to floats]): below 1, within 2^-24.
+    const long double u1 = rnd::detail::open_unit_below_one(w.x);
+    ASSERT_LT(u1, 1.0L);
     ASSERT_NEAR(u1, (static_cast<long double>(w.x) + 0.5L) * 0x1p-32L, 0x1p-24L);
-    const long double turns = static_cast<long double>(w.y) * 0x1p-32L;
+    // The angle in half turns: t = (signed)(u2 << 1) / 2^32 plus the top bit's half turn
+    // (Note [Transcendental design]).
+    const long double t = static_cast<std::int32_t>(w.y << 1) * 0x1p-32L + (w.y >> 31);
     const long double r = std::sqrt(-2 * std::log(u1));
-    const long double two_pi = 6.283185307179586476925286766559L;
-    // The half-turn fraction is rounded to float (Note [Transcendental design]); radius and
-    // sin/cos within ~2 ulp.
-    const long double tolerance = 4e-7L * std::max(1.0L, r) + r * two_pi * 0x1p-26L;
-    ASSERT_NEAR(z.cos, r * std::cos(two_pi * turns), tolerance) << i;
-    ASSERT_NEAR(z.sin, r * std::sin(two_pi * turns), tolerance) << i;
+    // t is rounded to float (2^-25 relative); log2 (2.2e-7), sqrt, the scaled sine and cosine
+    // (~1.5e-7 with their roundings) and three more roundings: measured within 2.3e-7 of
+    // max(1, r) over these 200000 pairs.
+    const long double tolerance = 4e-7L * std::max(1.0L, r) + r * pi * 0x1p-25L;
+    const long double dc = std::fabs(z.cos - r * std::cos(pi * t));
+    const long double ds = std::fabs(z.sin - r * std::sin(pi * t));
+    ASSERT_LE(dc, tolerance) << i;
+    ASSERT_LE(ds, tolerance) << i;
+    worst = std::max({worst, dc / std::max(1.0L, r), ds / std::max(1.0L, r)});
   }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", static_cast<double>(worst));
+  RecordProperty("worst_error_over_max_1_r", text);
+}
+
+TEST(RandomDistributions, NormalWithMeanAndStdScalesTheStandardOne) {
+  for (std::uint32_t i = 0; i < 1000; ++i) {
+    const auto w = rnd::detail::philox_block(8, i);
+    const auto standard = rnd::detail::box_muller(w.x, w.y);
+    const auto shifted = rnd::detail::box_muller<false>(w.x, w.y, 2.0f, 3.0f);
+    ASSERT_NEAR(shifted.cos, 2 + 3 * standard.cos, 1e-5f * (1 + std::fabs(standard.cos)));
+    ASSERT_NEAR(shifted.sin, 2 + 3 * standard.sin, 1e-5f * (1 + std::fabs(standard.sin)));
+  }
+}
+
+TEST(RandomDistributions, Log2IsAccurateOverTheUnitInterval) {
+  // Every 61st float in [2^-33, 1): the inputs Box-Muller and exponential_ give it.
+  const std::uint32_t lo = rnd::detail::float_to_bits(0x1p-33f), hi = rnd::detail::float_to_bits(1.0f);
+  double worst_ulps = 0;
+  for (std::uint32_t b = lo; b < hi; b += 61) {
+    const float x = rnd::detail::bits_to_float(b);
+    const long double exact = std::log2(static_cast<long double>(x));
+    const float got = rnd::detail::log2_positive(x);
+    // In units of the last place of the exact result (float's spacing at |exact|).
+    const long double ulp = std::ldexp(1.0L, std::ilogb(static_cast<float>(exact)) - 23);
+    worst_ulps = std::max(worst_ulps, static_cast<double>(std::fabs(got - exact) / ulp));
+  }
+  EXPECT_LT(worst_ulps, 6.0);
+  RecordProperty("worst_ulps", std::to_string(worst_ulps));
+}
+
+TEST(RandomDistributions, RoundTowardZeroConversionKeepsTheTop24Bits) {
+  EXPECT_EQ(rnd::detail::uint_to_float_rz(0u), 0.0f);
+  EXPECT_EQ(rnd::detail::uint_to_float_rz(0xffffffu), 16777215.0f);
+  EXPECT_EQ(rnd::detail::uint_to_float_rz(0x1ffffffu), 33554430.0f);  // RN would give 2^25
+  EXPECT_EQ(rnd::detail::uint_to_float_rz(0xffffffffu), 4294967040.0f);
+  for (std::uint32_t i = 0; i < 100000; ++i) {
+    const std::uint32_t w = rnd::detail::philox_block(11, i).x >> (i % 32);
+    const float f = rnd::detail::uint_to_float_rz(w);
+    ASSERT_LE(static_cast<double>(f), static_cast<double>(w)) << w;
+    ASSERT_LT(static_cast<double>(w) - static_cast<double>(f), std::ldexp(1.0, std::max(0, std::ilogb(f) - 23))) << w;
+  }
+  EXPECT_EQ(rnd::detail::open_unit_below_one(0xffffffffu), 1.0f - 0x1p-24f);
 }
 
 TEST(RandomDistributions, ExtremesAreFiniteAndTailsReachFarEnough) {
   // The smallest radius word gives the largest |normal|: sqrt(-2 ln 2^-33) = 6.7637.
-  const auto z = rnd::detail::box_muller<float>(0u, 0u);
+  const auto z = rnd::detail::box_muller(0u, 0u);
   EXPECT_NEAR(z.cos, 6.76372f, 1e-4f);
-  const auto one = rnd::detail::box_muller<float>(0xffffffffu, 123u);
-  EXPECT_TRUE(std::isfinite(one.cos) && std::isfinite(one.sin));
+  // The largest radius word gives the smallest radius, sqrt(-2 ln(1 - 2^-24)) = 3.45e-4, never 0.
+  const auto one = rnd::detail::box_muller(0xffffffffu, 0u);
+  EXPECT_NEAR(one.cos, 3.4527e-4f, 1e-7f);
+  EXPECT_GT(one.cos, 0.0f);
   const rnd::detail::Exponential<float> e{static_cast<float>(-std::log(2.0))};
   float out[4];
   e(rnd::detail::PhiloxWords{0u, 0xffffffffu, 1u << 31, 7u}, out);

@@ -114,6 +114,20 @@ TEST(RandomGpu, BitIdenticalToCpuOtherDtypesAndDistributions) {
                        "bool");
 }
 
+TEST(RandomGpu, BitIdenticalToCpuAcrossAHighWordCarry) {
+  // Draws whose counters cross a multiple of 2^32 take the kernel's 64-bit counter loop, the
+  // others its 32-bit one (Note [Warp tiles]); both must give the CPU's values.
+  CUDAKIT_REQUIRE_GPU();
+  for (const Dist& d : {kUniform, kNormal, kNormalShifted, kExponential}) {
+    for (const std::uint64_t offset : {(std::uint64_t{1} << 32) - 1000, (std::uint64_t{7} << 32) - 1,
+                                       (std::uint64_t{3} << 32)}) {
+      expect_bit_identical(d, DType::float32,
+                           [&](Device dev) { return ten::empty({1000003}, {DType::float32, dev}); },
+                           17, offset, "offset=" + std::to_string(offset));
+    }
+  }
+}
+
 TEST(RandomGpu, BitIdenticalToCpuForStridedOutputs) {
   CUDAKIT_REQUIRE_GPU();
   for (const DType dtype : {DType::float32, DType::float64, DType::float16, DType::bfloat16}) {

@@ -44,7 +44,13 @@ void with_distribution(const DrawRequest& r, F&& f) {
         }
         break;
       case Distribution::normal:
-        if constexpr (floating) f(Normal<T>{static_cast<R>(r.a), static_cast<R>(r.b)});
+        if constexpr (floating) {
+          if (r.a == 0 && r.b == 1) {
+            f(Normal<T, true>{R(0), R(1)});
+          } else {
+            f(Normal<T, false>{static_cast<R>(r.a), static_cast<R>(r.b)});
+          }
+        }
         break;
       case Distribution::exponential:
         if constexpr (floating) f(Exponential<T>{static_cast<R>(-std::log(2.0) / r.a)});

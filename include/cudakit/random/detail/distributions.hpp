@@ -57,6 +57,11 @@ CUDAKIT_HD_INLINE real_t<T> unit_uniform(std::uint32_t word, std::uint32_t lo = 
 CUDAKIT_HD_INLINE float open_unit(std::uint32_t word) {
   return fma(static_cast<float>(word), 0x1p-32f, 0x1p-33f);
 }
+// The same with the word converted rounding toward zero: in (0, 1), never 1 (the largest value
+// is 1 - 2^-24), so that -log2 of it is a positive normal float (See Note [Box-Muller radius]).
+CUDAKIT_HD_INLINE float open_unit_below_one(std::uint32_t word) {
+  return fma(uint_to_float_rz(word), 0x1p-32f, 0x1p-33f);
+}
 CUDAKIT_HD_INLINE double open_unit(std::uint64_t word) {
   const double hi = sub(bits_to_double(0x3ff0000000000000ull | (word >> 12)), 1.0);
   const double lo =
@@ -89,19 +94,47 @@ struct Uniform {
 };
 
 // Box-Muller: radius sqrt(-2 ln u1) = sqrt(-2 ln2 * log2 u1), angle 2 pi u2; two normals per
-// (u1, u2) pair: mean + (std * radius) * (cos, sin). The half-turn sign of the angle and std are
-// folded into the radius (See Note [Instruction budget]).
-template <class R, class Word>
-CUDAKIT_HD_INLINE SinCos<R> box_muller(Word radius_word, Word angle_word, R mean = R(0),
-                                       R std = R(1)) {
-  const R minus_two_ln2 = static_cast<R>(-1.38629436111989061883446424291635313);
-  const R radius = sqrt(mul(minus_two_ln2, log2_positive(open_unit(radius_word))));
-  const R scaled = mul(flip_sign(radius, half_turn_flip(angle_word)), std);
-  const SinCos<R> sc = sincos_half_turn(angle_word);
-  return SinCos<R>{fma(scaled, sc.sin, mean), fma(scaled, sc.cos, mean)};
+// (u1, u2) pair: mean + (std * radius) * (cos, sin). The half-turn sign of the angle is folded
+// into the radius; kStandard (mean 0, std 1) skips the scaling.
+//
+// Note [Box-Muller radius]
+// float: u1 = open_unit_below_one(word) < 1, so x = -log2 u1 lies in [8.6e-8, 33], inside
+// sqrt_unchecked's range [2^-101, FLT_MAX]; the radius's constant
+// k = sqrt(2 ln 2) is folded into scaled_sincos_half_turn's coefficients, so the radius costs
+// the log2, one MUFU.RSQ and four FMA-pipe instructions. Together with the warp tiles of the
+// kernel (Note [Warp tiles]) this took randn from ~151 to ~120 instructions per Philox call
+// (notes/tensor_random.md). double: sqrt(-2 ln2 * log2 u1) with the correctly rounded sqrt.
+template <bool kStandard = true>
+CUDAKIT_HD_INLINE SinCos<float> box_muller(std::uint32_t radius_word, std::uint32_t angle_word,
+                                           float mean = 0.0f, float std = 1.0f) {
+  const float root = sqrt_unchecked(-log2_positive(open_unit_below_one(radius_word)));
+  const float radius = flip_sign(root, half_turn_flip(angle_word));
+  const SinCos<float> sc = scaled_sincos_half_turn(angle_word);
+  if constexpr (kStandard) {
+    return SinCos<float>{mul(radius, sc.sin), mul(radius, sc.cos)};
+  } else {
+    const float scaled = mul(radius, std);
+    return SinCos<float>{fma(scaled, sc.sin, mean), fma(scaled, sc.cos, mean)};
+  }
+}
+template <bool kStandard = true>
+CUDAKIT_HD_INLINE SinCos<double> box_muller(std::uint64_t radius_word, std::uint64_t angle_word,
+                                            double mean = 0.0, double std = 1.0) {
+  const double minus_two_ln2 = -1.38629436111989061883446424291635313;
+  const double root = sqrt(mul(minus_two_ln2, log2_positive(open_unit(radius_word))));
+  const double radius = flip_sign(root, half_turn_flip(angle_word));
+  const SinCos<double> sc = sincos_half_turn(angle_word);
+  if constexpr (kStandard) {
+    return SinCos<double>{mul(radius, sc.sin), mul(radius, sc.cos)};
+  } else {
+    const double scaled = mul(radius, std);
+    return SinCos<double>{fma(scaled, sc.sin, mean), fma(scaled, sc.cos, mean)};
+  }
 }
 
-template <class T>
+// normal_(mean, std); kStandard when (mean, std) == (0, 1), chosen by value by with_distribution
+// on both paths, so a standard draw never depends on which version ran.
+template <class T, bool kStandard = false>
 struct Normal {
   using value_type = T;
   static constexpr int kPerCall = kWordsPerCall<T>;
@@ -109,12 +142,13 @@ struct Normal {
 
   CUDAKIT_HD_INLINE void operator()(PhiloxWords w, T* out) const {
     if constexpr (kPerCall == 2) {
-      const SinCos<double> z = box_muller<double>(join(w.x, w.y), join(w.z, w.w), mean, std);
+      const SinCos<double> z =
+          box_muller<kStandard>(join(w.x, w.y), join(w.z, w.w), double(mean), double(std));
       out[0] = convert<T>(z.cos);
       out[1] = convert<T>(z.sin);
     } else {
-      const SinCos<float> z0 = box_muller<float>(w.x, w.y, mean, std);
-      const SinCos<float> z1 = box_muller<float>(w.z, w.w, mean, std);
+      const SinCos<float> z0 = box_muller<kStandard>(w.x, w.y, mean, std);
+      const SinCos<float> z1 = box_muller<kStandard>(w.z, w.w, mean, std);
       out[0] = convert<T>(z0.cos);
       out[1] = convert<T>(z0.sin);
       out[2] = convert<T>(z1.cos);

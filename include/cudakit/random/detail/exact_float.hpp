@@ -15,6 +15,7 @@
 // Subnormals: the values reaching these functions are never subnormal, so flush-to-zero settings
 // cannot matter either. Integer<->float conversions used are exact (|value| < 2^24 or 2^53).
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -129,6 +130,37 @@ CUDAKIT_HD_INLINE double sqrt(double a) {
   return __dsqrt_rn(a);
 #else
   return std::sqrt(a);
+#endif
+}
+
+// The square root of x in [2^-101, FLT_MAX], correctly rounded like sqrt() above. On the device
+// this is __fsqrt_rn's fast path without its range check: the approximate reciprocal square
+// root y (MUFU.RSQ), s = x*y, then one correction s + (x - s*s) * y/2 -- the sequence nvcc emits
+// for __fsqrt_rn on exactly that range (it branches to a slow path below 2^-101, for zero,
+// infinity and NaN), which rounds correctly whatever y's last bits are (the GPU tier checks
+// every float of the range against __fsqrt_rn). Dropping the check saves five instructions and
+// a branch per call in the Box-Muller loop; callers guarantee the range.
+CUDAKIT_HD_INLINE float sqrt_unchecked(float x) {
+#if defined(__CUDA_ARCH__)
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  const float s = __fmul_rn(x, y);
+  const float half_y = __fmul_rn(y, 0.5f);
+  return __fmaf_rn(__fmaf_rn(-s, s, x), half_y, s);
+#else
+  return std::sqrt(x);
+#endif
+}
+
+// A 32-bit unsigned integer converted to float rounding toward zero (the top 24 significant
+// bits): cvt.rz on the device, exact integer masking then an exact conversion on the host.
+CUDAKIT_HD_INLINE float uint_to_float_rz(std::uint32_t w) {
+#if defined(__CUDA_ARCH__)
+  return __uint2float_rz(w);
+#else
+  const int width = std::bit_width(w);
+  const std::uint32_t dropped = width > 24 ? (1u << (width - 24)) - 1u : 0u;
+  return static_cast<float>(w & ~dropped);
 #endif
 }
 

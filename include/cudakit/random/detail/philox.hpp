@@ -75,14 +75,22 @@ CUDAKIT_HD_INLINE PhiloxKey philox_key(std::uint64_t seed) {
   return key;
 }
 
-// The 128 random bits of counter `block` of the stream with this key (Note [Counter layout]).
-CUDAKIT_HD_INLINE PhiloxWords philox_block(const PhiloxKey& key, std::uint64_t block) {
-  PhiloxWords c{static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0u, 0u};
+// The 128 random bits of counter (block_hi, block_lo) of the stream with this key (Note [Counter
+// layout]). Kernels whose counters share the high word pass it loop-invariant, so the first
+// round's XOR with it leaves the loop (See Note [Warp tiles]).
+CUDAKIT_HD_INLINE PhiloxWords philox_block(const PhiloxKey& key, std::uint32_t block_lo,
+                                           std::uint32_t block_hi) {
+  PhiloxWords c{block_lo, block_hi, 0u, 0u};
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
   for (int round = 0; round < 10; ++round) c = philox_round(c, key.k0[round], key.k1[round]);
   return c;
+}
+
+// The same for counter `block`.
+CUDAKIT_HD_INLINE PhiloxWords philox_block(const PhiloxKey& key, std::uint64_t block) {
+  return philox_block(key, static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32));
 }
 
 CUDAKIT_HD_INLINE PhiloxWords philox_block(std::uint64_t seed, std::uint64_t block) {

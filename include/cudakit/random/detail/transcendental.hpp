@@ -13,18 +13,20 @@ namespace cudakit::random::detail {
 // log2(x), x a positive normal number: x = 2^e * m with m in [sqrt(1/2), sqrt(2)), found with
 // integer operations on the bits; f = m - 1 is exact (Sterbenz), and
 //   log2(x) = e + f * Q(f),   Q(f) ~ log2(1 + f) / f on [-0.2929, 0.4142],
-// Q a polynomial interpolating at Chebyshev nodes (tools: 90-digit Decimal arithmetic, see
-// notes/tensor_random.md): degree 9 for float (max error 1.46 ulp, measured over every float in
-// (0, 1)), degree 22 for double (1.2 ulp over 2e7 samples).
+// Q a near-minimax polynomial (Chebyshev fit, tools/dev/random_coefficients.py): degree 7 for
+// float (Q's fit error 2.2e-7 relative; every float in (0, 1) is checked by the host tier),
+// degree 22 for double (1.2 ulp over 2e7 samples). Degree 7 rather than 9: two FFMA less per
+// Box-Muller pair, ~2% of randn's time (notes/tensor_random.md), for an error far below anything
+// a statistical test of the outputs could see.
 //
 // sin and cos of 2*pi*u/2^32 for a random word u, in half turns: with t = (int32)(u << 1) / 2^32
 // in [-1/2, 1/2] (one exact-enough int-to-float conversion, rounded to nearest on both sides),
-// the angle is pi*t or pi*t + pi, the latter when the top two bits of u differ; there both sine
-// and cosine change sign, which Box-Muller folds into the radius with one XOR
-// (half_turn_flip). On |t| <= 1/2,
+// the angle is pi*t, or pi*t + pi when u's top bit (unused by t) is set; there both sine and
+// cosine change sign, which Box-Muller folds into the radius (half_turn_flip: one LOP3 with the
+// radius's sign). On |t| <= 1/2,
 //   sin(pi t) = t * S(t^2),  cos(pi t) = C(t^2),
-// S of degree 4 and C of degree 5 in t^2 for float, 9 and 10 for double. No quadrant logic, no
-// division, no table, no branch.
+// S and C of degree 4 in t^2 for float (times sqrt(2 ln 2), see scaled_sincos_half_turn), 9 and
+// 10 for double. No quadrant logic, no division, no table, no branch.
 //
 // Note [Instruction budget]
 // On Hopper, integer and logic instructions (LOP3, IADD3, SHF, ISETP, ...) issue at half the
@@ -40,9 +42,9 @@ CUDAKIT_HD_INLINE float log2_positive(float x) {
   const float m = bits_to_float(ix - (static_cast<std::uint32_t>(e) << 23));
   const float f = sub(m, 1.0f);
   const float ef = static_cast<float>(e);  // exact; one I2FP, no integer add
-  const float q = poly(f, 1.44269504e+00f, -7.21347354e-01f, 4.80898520e-01f, -3.60696542e-01f,
-                       2.88552561e-01f, -2.39608122e-01f, 2.04857648e-01f, -1.91388377e-01f,
-                       1.84760334e-01f, -1.07497894e-01f);
+  const float q = poly(f, 1.4426949948930466f, -7.2135293136297414e-1f, 4.8091670800022001e-1f,
+                       -3.6022518246098943e-1f, 2.8728888237397461e-1f, -2.4927182207491368e-1f,
+                       2.3265257882113623e-1f, -1.4275973435991977e-1f);
   return fma(f, q, ef);
 }
 
@@ -75,18 +77,21 @@ struct SinCos {
   T sin, cos;
 };
 
-// sin(pi t) and cos(pi t) for t = (signed)(u << 1) / 2^bits in [-1/2, 1/2]: the sine and cosine
-// of the angle 2 pi u / 2^bits, both negated when half_turn_flip(u) is set
+// sin(pi t) and cos(pi t) for t = (signed)(u << 1) / 2^bits in [-1/2, 1/2]: with the half turn
+// chosen by u's top bit (half_turn_flip), the sine and cosine of a uniform angle
 // (See Note [Transcendental design]).
-CUDAKIT_HD_INLINE SinCos<float> sincos_half_turn(std::uint32_t u) {
+//
+// The float version returns them times k = sqrt(2 ln 2), the constant of the Box-Muller radius
+// sqrt(-2 ln u) = k sqrt(-log2 u), folded into the coefficients (See Note [Box-Muller radius]):
+// k sin(pi t) = t S(t^2), S of degree 4 (fit error 1.6e-8), k cos(pi t) = C(t^2), C of degree 4
+// (5.5e-8).
+CUDAKIT_HD_INLINE SinCos<float> scaled_sincos_half_turn(std::uint32_t u) {
   const float t = mul(static_cast<float>(static_cast<std::int32_t>(u << 1)), 0x1p-32f);
   const float t2 = mul(t, t);
-  const float s = mul(t, poly(t2, 3.1415926400772034021713353e+00f, -5.1677100766683148336255726e+00f,
-                              2.5500773865289119157750974e+00f, -5.9829041128342752564606144e-01f,
-                              7.7655912276013872030944185e-02f));
-  const float c = poly(t2, 9.9999999977915399185235401e-01f, -4.9348021369289458704088247e+00f,
-                       4.0587091547631342081103867e+00f, -1.3352119493905503233577292e+00f,
-                       2.3493706859508650675039121e-01f, -2.4395932097550445533107322e-02f);
+  const float s = mul(t, poly(t2, 3.6989426610877495f, -6.0845136377234855f, 3.002486673089209f,
+                              -7.0443312662001303e-1f, 9.1432849421361217e-2f));
+  const float c = poly(t2, 1.177409967209597f, -5.8102745046883164f, 4.7784135405288355f,
+                       -1.568160586877465f, 2.5865628728814003e-1f);
   return SinCos<float>{s, c};
 }
 
@@ -109,11 +114,9 @@ CUDAKIT_HD_INLINE SinCos<double> sincos_half_turn(std::uint64_t u) {
   return SinCos<double>{s, c};
 }
 
-// The sign bit (as a mask) by which sincos_half_turn's values must be negated: set when the
-// angle lies in the half turn opposite to t's, i.e. when the top two bits of u differ.
-CUDAKIT_HD_INLINE std::uint32_t half_turn_flip(std::uint32_t u) { return (u ^ (u << 1)) & 0x80000000u; }
-CUDAKIT_HD_INLINE std::uint64_t half_turn_flip(std::uint64_t u) {
-  return (u ^ (u << 1)) & 0x8000000000000000ull;
-}
+// The sign bit (as a mask) by which sincos_half_turn's values are negated to reach the other
+// half turn: u's top bit, which t = (signed)(u << 1) does not use.
+CUDAKIT_HD_INLINE std::uint32_t half_turn_flip(std::uint32_t u) { return u & 0x80000000u; }
+CUDAKIT_HD_INLINE std::uint64_t half_turn_flip(std::uint64_t u) { return u & 0x8000000000000000ull; }
 
 }  // namespace cudakit::random::detail
