@@ -29,41 +29,62 @@ struct alignas(sizeof(T) * N) Pack {
 // tile * 256 + l + 32 q, q = 0..7. Each of the warp's eight vector stores then covers 32
 // consecutive packs (coalesced), a thread's counters and addresses differ by immediates, and
 // eight independent Philox chains keep the scheduler busy. Counters past the last whole tile go
-// one per thread. Where all the draw's counters share their high word (offset_lo + count <=
+// one per thread. Where all the tiles' counters share their high word (offset_lo + count <=
 // 2^32: every draw but those that cross a multiple of 2^32 counters), a copy of the loop with
-// 32-bit counters runs, their high word loop-invariant. Against one counter per iteration this
-// took randn from 2.70 to 3.23 TB/s and rand from 3.77 to 4.2 TB/s on an H200 (4 counters per
-// lane: 3.13; 2: 3.12; notes/tensor_random.md). The grid still decides only who computes a
-// value, never which value (See Note [Counter layout]).
+// 32-bit counters runs, their high word loop-invariant.
+// An eager draw's whole tiles with a shared high word -- nearly every large draw -- run in a
+// kernel holding nothing but that loop (draw_whole_tiles_kernel); the rest, if any, in the
+// general kernel. With any other code beside it (the tail loop, the 64-bit copy) the loop's
+// 15 KB body ran randn 3-5% slower (3.24 against 3.09-3.15 TB/s on an H200; an effect of code
+// layout, the instruction counts being equal). Against one counter per thread and iteration the
+// tiles took randn from 2.70 to 3.24 TB/s and rand from 3.77 to 4.3 (4 counters per lane: 3.13,
+// 2: 3.12; notes/tensor_random.md). The grid still decides only who computes a value, never
+// which value (See Note [Counter layout]).
+constexpr unsigned kLanes = 32, kCallsPerLane = 8, kTile = kLanes * kCallsPerLane;
+
+// Counters [0, tiled) of the draw, tiled a multiple of kTile.
 template <bool kSameHigh, class Dist, class T = typename Dist::value_type>
-__device__ __forceinline__ void draw_tiles(const Dist& dist, const PhiloxKey& key,
-                                           std::uint64_t offset, T* out, std::uint64_t counters) {
-  constexpr unsigned kLanes = 32, kCallsPerLane = 8, kTile = kLanes * kCallsPerLane;
+__device__ __forceinline__ void tile_loop(const Dist& dist, const PhiloxKey& key,
+                                          std::uint64_t offset, T* out, std::uint64_t tiled) {
   using P = Pack<T, Dist::kPerCall>;
   P* const packs = reinterpret_cast<P*>(out);
-  const auto block = [&](std::uint64_t index) {
-    if constexpr (kSameHigh) {
-      return philox_block(key, static_cast<std::uint32_t>(offset) + static_cast<std::uint32_t>(index),
-                          static_cast<std::uint32_t>(offset >> 32));
-    } else {
-      return philox_block(key, offset + index);
-    }
-  };
   const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  const std::uint64_t tiled = counters / kTile * kTile;
   for (std::uint64_t first = thread / kLanes * kTile + threadIdx.x % kLanes; first < tiled;
        first += threads / kLanes * kTile) {
     P v[kCallsPerLane];
 #pragma unroll
-    for (unsigned q = 0; q < kCallsPerLane; ++q) dist(block(first + q * kLanes), v[q].v);
+    for (unsigned q = 0; q < kCallsPerLane; ++q) {
+      const std::uint64_t index = first + q * kLanes;
+      if constexpr (kSameHigh) {
+        dist(philox_block(key, static_cast<std::uint32_t>(offset) + static_cast<std::uint32_t>(index),
+                          static_cast<std::uint32_t>(offset >> 32)),
+             v[q].v);
+      } else {
+        dist(philox_block(key, offset + index), v[q].v);
+      }
+    }
 #pragma unroll
     for (unsigned q = 0; q < kCallsPerLane; ++q) packs[first + q * kLanes] = v[q];
   }
+}
+
+// Counters [0, counters): whole tiles, then one counter per thread.
+template <class Dist, class T = typename Dist::value_type>
+__device__ __forceinline__ void draw_tiles(const Dist& dist, const PhiloxKey& key,
+                                           std::uint64_t offset, T* out, std::uint64_t counters) {
+  const std::uint64_t tiled = counters / kTile * kTile;
+  if ((offset & 0xffffffffu) + tiled <= (std::uint64_t{1} << 32)) {
+    tile_loop<true>(dist, key, offset, out, tiled);
+  } else {
+    tile_loop<false>(dist, key, offset, out, tiled);
+  }
+  const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t j = tiled + thread; j < counters; j += threads) {
-    P v;
-    dist(block(j), v.v);
-    packs[j] = v;
+    Pack<T, Dist::kPerCall> v;
+    dist(philox_block(key, offset + j), v.v);
+    reinterpret_cast<Pack<T, Dist::kPerCall>*>(out)[j] = v;
   }
 }
 
@@ -79,11 +100,7 @@ __device__ __forceinline__ void draw_loop(const Dist& dist, const PhiloxKey& key
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   if constexpr (kVector) {
     const std::uint64_t whole = static_cast<std::uint64_t>(n) / K;
-    if ((offset & 0xffffffffu) + whole <= (std::uint64_t{1} << 32)) {
-      draw_tiles<true>(dist, key, offset, out, whole);
-    } else {
-      draw_tiles<false>(dist, key, offset, out, whole);
-    }
+    draw_tiles(dist, key, offset, out, whole);
     if (first == 0 && whole * K < static_cast<std::uint64_t>(n)) {
       Pack<T, K> v;
       dist(philox_block(key, offset + whole), v.v);
@@ -116,6 +133,15 @@ __global__ void __launch_bounds__(kThreads) draw_kernel(Dist dist, PhiloxKey key
                                                         tensor::detail::StridedIndexer index,
                                                         bool contiguous) {
   draw_loop<kVector>(dist, key, offset, out, n, index, contiguous);
+}
+
+// An eager draw's whole tiles whose counters share their high word (Note [Warp tiles]).
+template <class Dist>
+__global__ void __launch_bounds__(kThreads) draw_whole_tiles_kernel(Dist dist, PhiloxKey key,
+                                                                    std::uint64_t offset,
+                                                                    typename Dist::value_type* out,
+                                                                    std::uint64_t tiled) {
+  tile_loop<true>(dist, key, offset, out, tiled);
 }
 
 // A captured draw reads its seed and offset from the generator's device slot when it runs and
@@ -156,10 +182,29 @@ void launch_draw(const Dist& dist, const DrawTarget& target, PhiloxState state, 
     kernel<<<grid, kThreads, 0, stream.handle()>>>(dist, state, out, target.numel, target.index,
                                                    target.contiguous);
   } else {
+    const PhiloxKey key = philox_key(state.seed);
+    std::uint64_t offset = state.offset;
+    std::int64_t numel = target.numel;
+    T* rest = out;
+    if constexpr (kVector) {
+      const std::uint64_t tiled = static_cast<std::uint64_t>(numel) / K / kTile * kTile;
+      if (tiled > 0 && (offset & 0xffffffffu) + tiled <= (std::uint64_t{1} << 32)) {
+        constexpr auto kernel = draw_whole_tiles_kernel<Dist>;
+        const unsigned grid = tensor::detail::grid_for(static_cast<std::int64_t>(tiled / kCallsPerLane),
+                                                       stream.device(), blocks_per_sm<kernel>());
+        kernel<<<grid, kThreads, 0, stream.handle()>>>(dist, key, offset, out, tiled);
+        CUDAKIT_CHECK_CUDA(cudaGetLastError());
+        offset += tiled;
+        numel -= static_cast<std::int64_t>(tiled * K);
+        rest += tiled * K;
+        if (numel == 0) return;
+      }
+    }
     constexpr auto kernel = draw_kernel<Dist, kVector>;
-    const unsigned grid = tensor::detail::grid_for(blocks, stream.device(), blocks_per_sm<kernel>());
-    kernel<<<grid, kThreads, 0, stream.handle()>>>(dist, philox_key(state.seed), state.offset, out,
-                                                   target.numel, target.index, target.contiguous);
+    const unsigned grid =
+        tensor::detail::grid_for((numel + K - 1) / K, stream.device(), blocks_per_sm<kernel>());
+    kernel<<<grid, kThreads, 0, stream.handle()>>>(dist, key, offset, rest, numel, target.index,
+                                                   target.contiguous);
   }
   CUDAKIT_CHECK_CUDA(cudaGetLastError());
 }
