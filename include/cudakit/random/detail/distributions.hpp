@@ -104,32 +104,31 @@ struct Uniform {
 // the log2, one MUFU.RSQ and four FMA-pipe instructions. Together with the warp tiles of the
 // kernel (Note [Warp tiles]) this took randn from ~151 to ~120 instructions per Philox call
 // (notes/tensor_random.md). double: sqrt(-2 ln2 * log2 u1) with the correctly rounded sqrt.
+// radius * (sin, cos), or mean + (std * radius) * (sin, cos).
+template <bool kStandard, class R>
+CUDAKIT_HD_INLINE SinCos<R> scale_pair(R radius, SinCos<R> sc, R mean, R std) {
+  if constexpr (kStandard) {
+    return SinCos<R>{mul(radius, sc.sin), mul(radius, sc.cos)};
+  } else {
+    const R scaled = mul(radius, std);
+    return SinCos<R>{fma(scaled, sc.sin, mean), fma(scaled, sc.cos, mean)};
+  }
+}
+
 template <bool kStandard = true>
 CUDAKIT_HD_INLINE SinCos<float> box_muller(std::uint32_t radius_word, std::uint32_t angle_word,
                                            float mean = 0.0f, float std = 1.0f) {
   const float root = sqrt_unchecked(-log2_positive(open_unit_below_one(radius_word)));
-  const float radius = flip_sign(root, half_turn_flip(angle_word));
-  const SinCos<float> sc = scaled_sincos_half_turn(angle_word);
-  if constexpr (kStandard) {
-    return SinCos<float>{mul(radius, sc.sin), mul(radius, sc.cos)};
-  } else {
-    const float scaled = mul(radius, std);
-    return SinCos<float>{fma(scaled, sc.sin, mean), fma(scaled, sc.cos, mean)};
-  }
+  return scale_pair<kStandard>(flip_sign(root, half_turn_flip(angle_word)),
+                               scaled_sincos_half_turn(angle_word), mean, std);
 }
 template <bool kStandard = true>
 CUDAKIT_HD_INLINE SinCos<double> box_muller(std::uint64_t radius_word, std::uint64_t angle_word,
                                             double mean = 0.0, double std = 1.0) {
   const double minus_two_ln2 = -1.38629436111989061883446424291635313;
   const double root = sqrt(mul(minus_two_ln2, log2_positive(open_unit(radius_word))));
-  const double radius = flip_sign(root, half_turn_flip(angle_word));
-  const SinCos<double> sc = sincos_half_turn(angle_word);
-  if constexpr (kStandard) {
-    return SinCos<double>{mul(radius, sc.sin), mul(radius, sc.cos)};
-  } else {
-    const double scaled = mul(radius, std);
-    return SinCos<double>{fma(scaled, sc.sin, mean), fma(scaled, sc.cos, mean)};
-  }
+  return scale_pair<kStandard>(flip_sign(root, half_turn_flip(angle_word)),
+                               sincos_half_turn(angle_word), mean, std);
 }
 
 // normal_(mean, std); kStandard when (mean, std) == (0, 1), chosen by value by with_distribution
