@@ -106,16 +106,17 @@ struct Summary {
       std::printf("\n");
     }
     // From cuobjdump -sass of the sm_90 build (notes/tensor_random.md): warp-tile loop
-    // instructions per element, and the issue time they need at one warp instruction per clock
-    // per SMSP (132 SMs x 4 SMSPs x 1.98 GHz = 33.4 T lane-instructions/s).
-    std::printf("What bounds each kernel (SASS, warp-tile loop, per element; H200: 33.4 T lane-instr/s):\n"
-                "  rand   ~16.4 instr (10.6 integer: Philox's IMAD.WIDE + LOP3) -> >= 132 us of issue "
-                "vs 236 us to write 1 GiB at the fill ceiling: memory-bound\n"
-                "  randn  ~29.1 instr (13.2 integer, 15.1 FP32, 0.5 MUFU) -> >= 234 us of issue at "
-                "full issue rate, as long as the fill ceiling's 236 us; ~70%% of that rate is reached "
-                "(ncu: the FMA-heavy pipe, where each IMAD.WIDE takes 4 cycles, is the busiest): "
-                "instruction-bound\n"
-                "  exponential ~28.5 instr (14 integer, 14 FP32): instruction-bound like randn\n"
+    // instructions per element, and the time 2^28 elements need at the H200's rates (132 SMs x
+    // 1.98 GHz; per SM and clock: 128 issued lane-instructions, 128 FP32 lanes, 64 integer/logic
+    // lanes) against the 236 us that writing 1 GiB takes at the fill ceiling.
+    std::printf("What bounds each kernel (SASS, warp-tile loop, per element, 2^28 elements on an H200):\n"
+                "  rand   16.4 instr: issue >= 132 us; 10.6 integer (Philox's IMAD.WIDE + LOP3) at 64/clk/SM "
+                ">= 170 us; 4 FP32 >= 32 us -> memory-bound (236 us at the fill ceiling)\n"
+                "  randn  29.1 instr: issue >= 234 us; 13.2 integer >= 212 us; 15.1 FP32 >= 121 us; 0.5 MUFU "
+                "-> instruction-bound at the fill ceiling's own 236 us; ~70%% of the issue rate is reached "
+                "(ncu: the FMA-heavy pipe, where each IMAD.WIDE takes 4 cycles, is the busiest)\n"
+                "  exponential 28.5 instr: issue >= 229 us; 14 integer >= 224 us; 14 FP32 >= 112 us -> "
+                "instruction-bound like randn\n"
                 "Targets: rand >= 1.4x torch.rand, randn >= 1.7x torch.randn in the same run "
                 "(bench/torch_random_bench.py).\n");
   }
