@@ -111,7 +111,7 @@ struct Summary {
     // lanes) against the 236 us that writing 1 GiB takes at the fill ceiling.
     std::printf("What bounds each kernel (SASS, warp-tile loop, per element, 2^28 elements on an H200):\n"
                 "  rand   16.4 instr: issue >= 132 us; 10.6 integer (Philox's IMAD.WIDE + LOP3) at 64/clk/SM "
-                ">= 170 us; 4 FP32 >= 32 us -> memory-bound (236 us at the fill ceiling)\n"
+                ">= 170 us; 5 FP32 >= 40 us -> memory-bound (236 us at the fill ceiling)\n"
                 "  randn  29.1 instr: issue >= 234 us; 13.2 integer >= 212 us; 15.1 FP32 >= 121 us; 0.5 MUFU "
                 "-> instruction-bound at the fill ceiling's own 236 us; ~70%% of the issue rate is reached "
                 "(ncu: the FMA-heavy pipe, where each IMAD.WIDE takes 4 cycles, is the busiest)\n"
