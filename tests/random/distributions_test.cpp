@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -206,8 +207,10 @@ TEST(RandomDistributions, RoundTowardZeroConversionKeepsTheTop24Bits) {
   for (std::uint32_t i = 0; i < 100000; ++i) {
     const std::uint32_t w = rnd::detail::philox_block(11, i).x >> (i % 32);
     const float f = rnd::detail::uint_to_float_rz(w);
+    // Below w, by less than the spacing of 24-bit floats at w (1 below 2^24: exact there).
+    const double spacing = std::ldexp(1.0, std::max(0, static_cast<int>(std::bit_width(w)) - 24));
     ASSERT_LE(static_cast<double>(f), static_cast<double>(w)) << w;
-    ASSERT_LT(static_cast<double>(w) - static_cast<double>(f), std::ldexp(1.0, std::max(0, std::ilogb(f) - 23))) << w;
+    ASSERT_LT(static_cast<double>(w) - static_cast<double>(f), spacing) << w;
   }
   EXPECT_EQ(rnd::detail::open_unit_below_one(0xffffffffu), 1.0f - 0x1p-24f);
 }
