@@ -12,10 +12,14 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "random/detail/draw.hpp"
+#include "tensor/detail/grid_stride.cuh"
 #include "tensor/detail/launch_config.hpp"
 
 namespace cudakit::random::detail {
 namespace {
+
+using tensor::detail::grid_thread_count;
+using tensor::detail::grid_thread_index;
 
 constexpr int kThreads = tensor::detail::kBlockThreads;
 
@@ -48,8 +52,8 @@ __device__ __forceinline__ void tile_loop(const Dist& dist, const PhiloxKey& key
                                           std::uint64_t offset, T* out, std::uint64_t tiled) {
   using P = Pack<T, Dist::kPerCall>;
   P* const packs = reinterpret_cast<P*>(out);
-  const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  const auto thread = grid_thread_index<std::uint64_t>();
+  const auto threads = grid_thread_count<std::uint64_t>();
   for (std::uint64_t first = thread / kLanes * kTile + threadIdx.x % kLanes; first < tiled;
        first += threads / kLanes * kTile) {
     P v[kCallsPerLane];
@@ -74,13 +78,13 @@ template <class Dist, class T = typename Dist::value_type>
 __device__ __forceinline__ void draw_tiles(const Dist& dist, const PhiloxKey& key,
                                            std::uint64_t offset, T* out, std::uint64_t counters) {
   const std::uint64_t tiled = counters / kTile * kTile;
-  if ((offset & 0xffffffffu) + tiled <= (std::uint64_t{1} << 32)) {
+  if (counters_share_high_word(offset, tiled)) {
     tile_loop<true>(dist, key, offset, out, tiled);
   } else {
     tile_loop<false>(dist, key, offset, out, tiled);
   }
-  const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  const auto thread = grid_thread_index<std::uint64_t>();
+  const auto threads = grid_thread_count<std::uint64_t>();
   for (std::uint64_t j = tiled + thread; j < counters; j += threads) {
     Pack<T, Dist::kPerCall> v;
     dist(philox_block(key, offset + j), v.v);
@@ -96,8 +100,8 @@ __device__ __forceinline__ void draw_loop(const Dist& dist, const PhiloxKey& key
                                           const tensor::detail::StridedIndexer& index,
                                           bool contiguous) {
   constexpr int K = Dist::kPerCall;
-  const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  const auto first = grid_thread_index<std::uint64_t>();
+  const auto stride = grid_thread_count<std::uint64_t>();
   if constexpr (kVector) {
     const std::uint64_t whole = static_cast<std::uint64_t>(n) / K;
     draw_tiles(dist, key, offset, out, whole);
@@ -188,7 +192,7 @@ void launch_draw(const Dist& dist, const DrawTarget& target, PhiloxState state, 
     T* rest = out;
     if constexpr (kVector) {
       const std::uint64_t tiled = static_cast<std::uint64_t>(numel) / K / kTile * kTile;
-      if (tiled > 0 && (offset & 0xffffffffu) + tiled <= (std::uint64_t{1} << 32)) {
+      if (tiled > 0 && counters_share_high_word(offset, tiled)) {
         constexpr auto kernel = draw_whole_tiles_kernel<Dist>;
         const unsigned grid = tensor::detail::grid_for(static_cast<std::int64_t>(tiled / kCallsPerLane),
                                                        stream.device(), blocks_per_sm<kernel>());
@@ -218,8 +222,7 @@ __global__ void advance_slot_kernel(std::uint64_t* slot, std::uint64_t increment
 
 template <class Index>
 __global__ void iota_kernel(Index* out, std::int64_t n) {
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t i = grid_thread_index(); i < n; i += grid_thread_count()) {
     out[i] = static_cast<Index>(i);
   }
 }

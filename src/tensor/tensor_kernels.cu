@@ -8,6 +8,7 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "tensor/detail/elementwise_ops.hpp"
+#include "tensor/detail/grid_stride.cuh"
 #include "tensor/detail/kernel_args.hpp"
 #include "tensor/detail/launch_config.hpp"
 
@@ -23,17 +24,10 @@ struct alignas(sizeof(T) * N) Vec {
 template <class Out, class In>
 inline constexpr int kVecWidth = static_cast<int>(16 / std::max(sizeof(Out), sizeof(In)));
 
-__device__ __forceinline__ std::int64_t thread_index() {
-  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ std::int64_t thread_count() {
-  return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-}
-
 template <class Out, class F>
 __global__ void nullary_kernel(ElementwiseArgs a, F f) {
   Out* out = static_cast<Out*>(a.out);
-  for (std::int64_t i = thread_index(); i < a.numel; i += thread_count()) {
+  for (std::int64_t i = grid_thread_index(); i < a.numel; i += grid_thread_count()) {
     out[a.contiguous ? i : a.out_index.offset(i)] = f(i);
   }
 }
@@ -47,7 +41,7 @@ __global__ void map_kernel(ElementwiseArgs a, F f, bool vectorized) {
   if (vectorized) {
     constexpr int N = kVecWidth<Out, In>;
     const std::int64_t vectors = a.numel / N;
-    for (std::int64_t v = thread_index(); v < vectors; v += thread_count()) {
+    for (std::int64_t v = grid_thread_index(); v < vectors; v += grid_thread_count()) {
       const Vec<In, N> xv = reinterpret_cast<const Vec<In, N>*>(x)[v];
       Vec<In, N> yv;
       if constexpr (kArity == 2) yv = reinterpret_cast<const Vec<In, N>*>(y)[v];
@@ -61,7 +55,7 @@ __global__ void map_kernel(ElementwiseArgs a, F f, bool vectorized) {
     }
     start = vectors * N;
   }
-  for (std::int64_t i = start + thread_index(); i < a.numel; i += thread_count()) {
+  for (std::int64_t i = start + grid_thread_index(); i < a.numel; i += grid_thread_count()) {
     const std::int64_t xo = a.contiguous ? i : a.in_index[0].offset(i);
     const std::int64_t oo = a.contiguous ? i : a.out_index.offset(i);
     if constexpr (kArity == 2) out[oo] = f(x[xo], y[a.contiguous ? i : a.in_index[1].offset(i)]);
@@ -144,7 +138,7 @@ __global__ void mismatch_kernel(CompareArgs p, unsigned long long* count) {
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
   unsigned long long local = 0;
-  for (std::int64_t i = thread_index(); i < p.numel; i += thread_count()) {
+  for (std::int64_t i = grid_thread_index(); i < p.numel; i += grid_thread_count()) {
     local += elements_differ(a[p.a_index.offset(i)], b[p.b_index.offset(i)], p) ? 1 : 0;
   }
   local = block_sum(local);

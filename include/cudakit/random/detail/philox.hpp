@@ -97,4 +97,10 @@ CUDAKIT_HD_INLINE PhiloxWords philox_block(std::uint64_t seed, std::uint64_t blo
   return philox_block(philox_key(seed), block);
 }
 
+// Whether counters [offset, offset + count) all have offset's high word, so that a kernel may
+// pass it loop-invariant (See Note [Warp tiles]).
+CUDAKIT_HD_INLINE bool counters_share_high_word(std::uint64_t offset, std::uint64_t count) {
+  return (offset & 0xffffffffu) + count <= (std::uint64_t{1} << 32);
+}
+
 }  // namespace cudakit::random::detail
