@@ -12,6 +12,7 @@
 
 #include "cudakit/core/event.hpp"
 #include "cudakit/core/stream.hpp"
+#include "cudakit/graphs/graph_capture.hpp"
 #include "cudakit/random/distributions.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "support/bench_main.hpp"
@@ -40,6 +41,13 @@ std::map<std::string, Figures>& results() {
   return *r;
 }
 
+void record(benchmark::State& state, const char* name, std::vector<double>& rates) {
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kBytes));
+  state.counters["TB/s"] = benchmark::Counter(kBytes, benchmark::Counter::kIsIterationInvariantRate);
+  std::sort(rates.begin(), rates.end());
+  results()[name] = Figures{rates.back(), rates[rates.size() / 2]};
+}
+
 template <class Op>
 void run_timed(benchmark::State& state, const char* name, Op op) {
   cudakit::Stream stream;
@@ -59,10 +67,39 @@ void run_timed(benchmark::State& state, const char* name, Op op) {
     state.SetIterationTime(seconds);
     rates.push_back(kBytes / seconds / 1e12);
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kBytes));
-  state.counters["TB/s"] = benchmark::Counter(kBytes, benchmark::Counter::kIsIterationInvariantRate);
-  std::sort(rates.begin(), rates.end());
-  results()[name] = Figures{rates.back(), rates[rates.size() / 2]};
+  record(state, name, rates);
+}
+
+// The same draws captured in a CUDA graph (with the default generator, which graphs advance on
+// each replay): a sample replays the graph of kDrawsPerSample draws once. Captured draws read
+// their seed and offset from device memory and compute the key schedule in the kernel (See
+// Note [Graph-safe Philox state]); this is what an inference server's captured dropout or
+// sampling costs.
+template <class Op>
+void run_graph_timed(benchmark::State& state, const char* name, Op op) {
+  cudakit::Stream stream;
+  ten::Tensor t = ten::empty({kElements}, {ten::DType::float32, ten::Device::cuda(0)}, stream);
+  stream.synchronize();
+  cudakit::graphs::Graph graph;
+  {
+    cudakit::graphs::GraphCapture capture(graph);
+    for (int i = 0; i < kDrawsPerSample; ++i) op(t, capture.stream());
+  }
+  cudakit::Event start(cudakit::EventFlags{.enable_timing = true});
+  cudakit::Event stop(cudakit::EventFlags{.enable_timing = true});
+  for (int i = 0; i < 3; ++i) graph.replay(stream);  // warm-up
+  stream.synchronize();
+  std::vector<double> rates;
+  for (auto _ : state) {
+    start.record(stream);
+    graph.replay(stream);
+    stop.record(stream);
+    stop.synchronize();
+    const double seconds = start.elapsed_time(stop) / 1e3 / kDrawsPerSample;
+    state.SetIterationTime(seconds);
+    rates.push_back(kBytes / seconds / 1e12);
+  }
+  record(state, name, rates);
 }
 
 void BM_FillCeiling_memset(benchmark::State& state) {
@@ -92,6 +129,20 @@ void BM_Exponential_float32_2p28(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_Exponential_float32_2p28)->UseManualTime()->Iterations(30)->Unit(benchmark::kMicrosecond);
+
+void BM_Randn_float32_2p28_graph(benchmark::State& state) {
+  run_graph_timed(state, "randn float32, graph", [](ten::Tensor& t, cudakit::StreamRef s) {
+    rnd::normal_(t, 0, 1, nullptr, s);
+  });
+}
+BENCHMARK(BM_Randn_float32_2p28_graph)->UseManualTime()->Iterations(30)->Unit(benchmark::kMicrosecond);
+
+void BM_Rand_float32_2p28_graph(benchmark::State& state) {
+  run_graph_timed(state, "rand  float32, graph", [](ten::Tensor& t, cudakit::StreamRef s) {
+    rnd::uniform_(t, 0, 1, nullptr, s);
+  });
+}
+BENCHMARK(BM_Rand_float32_2p28_graph)->UseManualTime()->Iterations(30)->Unit(benchmark::kMicrosecond);
 
 // Printed after the table: best TB/s written and the share of the fill ceiling measured here.
 struct Summary {

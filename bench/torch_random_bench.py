@@ -36,6 +36,33 @@ def measure(name, fn):
     return BYTES / median / 1e12
 
 
+def measure_graph(name, fn):
+    """The same calls captured in one CUDA graph; a sample replays it once."""
+    out = torch.empty(N, dtype=torch.float32, device="cuda")
+    fn(out)  # warm-up outside the capture, as torch's graph docs ask
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(DRAWS_PER_SAMPLE):
+            fn(out)
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(RUNS):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) / 1e3 / DRAWS_PER_SAMPLE)
+    median = statistics.median(times)
+    best = min(times)
+    print(f"  {name:<22} median {BYTES / median / 1e12:6.3f} TB/s   best {BYTES / best / 1e12:6.3f} TB/s"
+          f"   ({median * 1e6:8.1f} us median)")
+
+
 def main():
     if not torch.cuda.is_available():
         print("no CUDA device: torch benchmarks skipped")
@@ -46,6 +73,8 @@ def main():
     measure("torch.rand", lambda out: torch.rand(N, out=out))
     measure("torch.randn", lambda out: torch.randn(N, out=out))
     measure("exponential_", lambda out: out.exponential_())
+    measure_graph("torch.randn, graph", lambda out: torch.randn(N, out=out))
+    measure_graph("torch.rand, graph", lambda out: torch.rand(N, out=out))
     return 0
 
 
