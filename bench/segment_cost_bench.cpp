@@ -113,6 +113,69 @@ int main() {
                 std::chrono::duration<double, std::micro>(t1 - t0).count() / pages,
                 std::chrono::duration<double, std::micro>(t2 - t1).count() / pages);
   }
-  (void)drv;
+  // What recycling single pages would cost (notes/allocator.md, "Session 4"): a page can only be
+  // released with its whole handle, so releasing pages one by one needs one handle per page.
+  // Growth by k page handles (one set-access over the run) against one handle of k pages, and
+  // moving a page handle to another address.
+  {
+    const std::size_t page = 2u << 20;
+    const int kMax = 32;
+    CUdeviceptr va;
+    CUDAKIT_DRIVER_CALL(cuMemAddressReserve, &va, (kMax + 1) * page, 0, 0, 0);
+    for (int k : {1, 2, 4, 8, 32}) {
+      std::vector<double> by_pages, by_one;
+      for (int rep = 0; rep < 5; ++rep) {
+        std::vector<CUmemGenericAllocationHandle> hs(k);
+        auto t0 = Clock::now();
+        for (int p = 0; p < k; ++p) {
+          CUDAKIT_DRIVER_CALL(cuMemCreate, &hs[p], page, &prop, 0);
+          CUDAKIT_DRIVER_CALL(cuMemMap, va + p * page, page, 0, hs[p], 0);
+        }
+        CUDAKIT_DRIVER_CALL(cuMemSetAccess, va, k * page, &access, 1);
+        by_pages.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        for (int p = 0; p < k; ++p) {
+          CUDAKIT_DRIVER_CALL(cuMemUnmap, va + p * page, page);
+          CUDAKIT_DRIVER_CALL(cuMemRelease, hs[p]);
+        }
+        CUmemGenericAllocationHandle one;
+        t0 = Clock::now();
+        CUDAKIT_DRIVER_CALL(cuMemCreate, &one, k * page, &prop, 0);
+        CUDAKIT_DRIVER_CALL(cuMemMap, va, k * page, 0, one, 0);
+        CUDAKIT_DRIVER_CALL(cuMemSetAccess, va, k * page, &access, 1);
+        by_one.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        CUDAKIT_DRIVER_CALL(cuMemUnmap, va, k * page);
+        CUDAKIT_DRIVER_CALL(cuMemRelease, one);
+      }
+      std::sort(by_pages.begin(), by_pages.end());
+      std::sort(by_one.begin(), by_one.end());
+      std::printf("growth by %2d pages: %2d page handles %7.1f us, one handle %6.1f us\n", k, k,
+                  by_pages[2], by_one[2]);
+    }
+    CUmemGenericAllocationHandle h;
+    CUDAKIT_DRIVER_CALL(cuMemCreate, &h, page, &prop, 0);
+    CUDAKIT_DRIVER_CALL(cuMemMap, va, page, 0, h, 0);
+    CUDAKIT_DRIVER_CALL(cuMemSetAccess, va, page, &access, 1);
+    int at = 0;
+    const double move_us = median_us(15, [&] {
+      const int to = 1 - at;
+      CUDAKIT_DRIVER_CALL(cuMemUnmap, va + at * page, page);
+      CUDAKIT_DRIVER_CALL(cuMemMap, va + to * page, page, 0, h, 0);
+      CUDAKIT_DRIVER_CALL(cuMemSetAccess, va + to * page, page, &access, 1);
+      at = to;
+    });
+    CUDAKIT_DRIVER_CALL(cuMemUnmap, va + at * page, page);
+    CUDAKIT_DRIVER_CALL(cuMemRelease, h);
+    // Mapping a handle at an offset would let one handle per growth be mapped (and unmapped) page
+    // by page; the CUDA 13.0 driver refuses it.
+    CUDAKIT_DRIVER_CALL(cuMemCreate, &h, 2 * page, &prop, 0);
+    const CUresult offset_map = drv.cuMemMap(va, page, page, h, 0);
+    if (offset_map == CUDA_SUCCESS) CUDAKIT_DRIVER_CALL(cuMemUnmap, va, page);
+    CUDAKIT_DRIVER_CALL(cuMemRelease, h);
+    const char* why = nullptr;
+    if (offset_map != CUDA_SUCCESS && drv.cuGetErrorName) drv.cuGetErrorName(offset_map, &why);
+    std::printf("moving one page handle (unmap + map + set access) %.1f us; mapping at an offset: %s\n",
+                move_us, offset_map == CUDA_SUCCESS ? "supported" : (why ? why : "refused"));
+    CUDAKIT_DRIVER_CALL(cuMemAddressFree, va, (kMax + 1) * page);
+  }
   return 0;
 }
