@@ -41,7 +41,24 @@ std::map<std::string, Figures>& results() {
   return *r;
 }
 
-void record(benchmark::State& state, const char* name, std::vector<double>& rates) {
+// Times one sample (which enqueues kDrawsPerSample draws on `stream`) between two events per
+// iteration, after three untimed samples.
+template <class Sample>
+void time_samples(benchmark::State& state, const char* name, cudakit::StreamRef stream, Sample sample) {
+  cudakit::Event start(cudakit::EventFlags{.enable_timing = true});
+  cudakit::Event stop(cudakit::EventFlags{.enable_timing = true});
+  for (int i = 0; i < 3; ++i) sample();  // warm-up
+  stream.synchronize();
+  std::vector<double> rates;
+  for (auto _ : state) {
+    start.record(stream);
+    sample();
+    stop.record(stream);
+    stop.synchronize();
+    const double seconds = start.elapsed_time(stop) / 1e3 / kDrawsPerSample;
+    state.SetIterationTime(seconds);
+    rates.push_back(kBytes / seconds / 1e12);
+  }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kBytes));
   state.counters["TB/s"] = benchmark::Counter(kBytes, benchmark::Counter::kIsIterationInvariantRate);
   std::sort(rates.begin(), rates.end());
@@ -53,21 +70,9 @@ void run_timed(benchmark::State& state, const char* name, Op op) {
   cudakit::Stream stream;
   ten::Tensor t = ten::empty({kElements}, {ten::DType::float32, ten::Device::cuda(0)}, stream);
   rnd::Generator gen(ten::Device::cuda(0), 42);
-  cudakit::Event start(cudakit::EventFlags{.enable_timing = true});
-  cudakit::Event stop(cudakit::EventFlags{.enable_timing = true});
-  for (int i = 0; i < 3; ++i) op(t, gen, stream);  // warm-up
-  stream.synchronize();
-  std::vector<double> rates;
-  for (auto _ : state) {
-    start.record(stream);
+  time_samples(state, name, stream, [&] {
     for (int i = 0; i < kDrawsPerSample; ++i) op(t, gen, stream);
-    stop.record(stream);
-    stop.synchronize();
-    const double seconds = start.elapsed_time(stop) / 1e3 / kDrawsPerSample;
-    state.SetIterationTime(seconds);
-    rates.push_back(kBytes / seconds / 1e12);
-  }
-  record(state, name, rates);
+  });
 }
 
 // The same draws captured in a CUDA graph (with the default generator, which graphs advance on
@@ -85,21 +90,7 @@ void run_graph_timed(benchmark::State& state, const char* name, Op op) {
     cudakit::graphs::GraphCapture capture(graph);
     for (int i = 0; i < kDrawsPerSample; ++i) op(t, capture.stream());
   }
-  cudakit::Event start(cudakit::EventFlags{.enable_timing = true});
-  cudakit::Event stop(cudakit::EventFlags{.enable_timing = true});
-  for (int i = 0; i < 3; ++i) graph.replay(stream);  // warm-up
-  stream.synchronize();
-  std::vector<double> rates;
-  for (auto _ : state) {
-    start.record(stream);
-    graph.replay(stream);
-    stop.record(stream);
-    stop.synchronize();
-    const double seconds = start.elapsed_time(stop) / 1e3 / kDrawsPerSample;
-    state.SetIterationTime(seconds);
-    rates.push_back(kBytes / seconds / 1e12);
-  }
-  record(state, name, rates);
+  time_samples(state, name, stream, [&] { graph.replay(stream); });
 }
 
 void BM_FillCeiling_memset(benchmark::State& state) {

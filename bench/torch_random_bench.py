@@ -14,18 +14,18 @@ RUNS = 30
 DRAWS_PER_SAMPLE = 8
 
 
-def measure(name, fn):
-    out = torch.empty(N, dtype=torch.float32, device="cuda")
+def time_samples(name, sample):
+    """Times sample() (DRAWS_PER_SAMPLE calls) between two CUDA events, RUNS times, after
+    three untimed samples; prints median and best TB/s written."""
     for _ in range(3):
-        fn(out)
+        sample()
     torch.cuda.synchronize()
     times = []
     for _ in range(RUNS):
         start = torch.cuda.Event(enable_timing=True)
         stop = torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(DRAWS_PER_SAMPLE):
-            fn(out)
+        sample()
         stop.record()
         stop.synchronize()
         times.append(start.elapsed_time(stop) / 1e3 / DRAWS_PER_SAMPLE)
@@ -33,7 +33,16 @@ def measure(name, fn):
     best = min(times)
     print(f"  {name:<22} median {BYTES / median / 1e12:6.3f} TB/s   best {BYTES / best / 1e12:6.3f} TB/s"
           f"   ({median * 1e6:8.1f} us median)")
-    return BYTES / median / 1e12
+
+
+def measure(name, fn):
+    out = torch.empty(N, dtype=torch.float32, device="cuda")
+
+    def sample():
+        for _ in range(DRAWS_PER_SAMPLE):
+            fn(out)
+
+    time_samples(name, sample)
 
 
 def measure_graph(name, fn):
@@ -45,22 +54,7 @@ def measure_graph(name, fn):
     with torch.cuda.graph(graph):
         for _ in range(DRAWS_PER_SAMPLE):
             fn(out)
-    for _ in range(3):
-        graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(RUNS):
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / 1e3 / DRAWS_PER_SAMPLE)
-    median = statistics.median(times)
-    best = min(times)
-    print(f"  {name:<22} median {BYTES / median / 1e12:6.3f} TB/s   best {BYTES / best / 1e12:6.3f} TB/s"
-          f"   ({median * 1e6:8.1f} us median)")
+    time_samples(name, graph.replay)
 
 
 def main():
