@@ -173,44 +173,42 @@ int blocks_per_sm() {
   return blocks;
 }
 
+// Launches kKernel on a persistent grid for `work_items` independent items: every SM full (or
+// fewer blocks for less work), each thread looping over items.
+template <auto kKernel, class... Args>
+void launch_persistent(std::int64_t work_items, StreamRef stream, const Args&... args) {
+  const unsigned grid = tensor::detail::grid_for(work_items, stream.device(), blocks_per_sm<kKernel>());
+  kKernel<<<grid, kThreads, 0, stream.handle()>>>(args...);
+  CUDAKIT_CHECK_CUDA(cudaGetLastError());
+}
+
 template <class Dist, bool kVector>
 void launch_draw(const Dist& dist, const DrawTarget& target, PhiloxState state, StreamRef stream) {
   using T = typename Dist::value_type;
   constexpr int K = Dist::kPerCall;
-  const std::int64_t blocks = (target.numel + K - 1) / K;
   auto* const out = static_cast<T*>(target.data);
-  // A persistent grid: every SM full, each thread looping over counters.
   if (state.device_slot != nullptr) {
-    constexpr auto kernel = draw_captured_kernel<Dist, kVector>;
-    const unsigned grid = tensor::detail::grid_for(blocks, stream.device(), blocks_per_sm<kernel>());
-    kernel<<<grid, kThreads, 0, stream.handle()>>>(dist, state, out, target.numel, target.index,
-                                                   target.contiguous);
-  } else {
-    const PhiloxKey key = philox_key(state.seed);
-    std::uint64_t offset = state.offset;
-    std::int64_t numel = target.numel;
-    T* rest = out;
-    if constexpr (kVector) {
-      const std::uint64_t tiled = static_cast<std::uint64_t>(numel) / K / kTile * kTile;
-      if (tiled > 0 && counters_share_high_word(offset, tiled)) {
-        constexpr auto kernel = draw_whole_tiles_kernel<Dist>;
-        const unsigned grid = tensor::detail::grid_for(static_cast<std::int64_t>(tiled / kCallsPerLane),
-                                                       stream.device(), blocks_per_sm<kernel>());
-        kernel<<<grid, kThreads, 0, stream.handle()>>>(dist, key, offset, out, tiled);
-        CUDAKIT_CHECK_CUDA(cudaGetLastError());
-        offset += tiled;
-        numel -= static_cast<std::int64_t>(tiled * K);
-        rest += tiled * K;
-        if (numel == 0) return;
-      }
-    }
-    constexpr auto kernel = draw_kernel<Dist, kVector>;
-    const unsigned grid =
-        tensor::detail::grid_for((numel + K - 1) / K, stream.device(), blocks_per_sm<kernel>());
-    kernel<<<grid, kThreads, 0, stream.handle()>>>(dist, key, offset, rest, numel, target.index,
-                                                   target.contiguous);
+    launch_persistent<draw_captured_kernel<Dist, kVector>>((target.numel + K - 1) / K, stream, dist, state,
+                                                           out, target.numel, target.index, target.contiguous);
+    return;
   }
-  CUDAKIT_CHECK_CUDA(cudaGetLastError());
+  const PhiloxKey key = philox_key(state.seed);
+  std::uint64_t offset = state.offset;
+  std::int64_t numel = target.numel;
+  T* rest = out;
+  if constexpr (kVector) {
+    const std::uint64_t tiled = static_cast<std::uint64_t>(numel) / K / kTile * kTile;
+    if (tiled > 0 && counters_share_high_word(offset, tiled)) {
+      launch_persistent<draw_whole_tiles_kernel<Dist>>(static_cast<std::int64_t>(tiled / kCallsPerLane), stream,
+                                                       dist, key, offset, out, tiled);
+      offset += tiled;
+      numel -= static_cast<std::int64_t>(tiled * K);
+      rest += tiled * K;
+      if (numel == 0) return;
+    }
+  }
+  launch_persistent<draw_kernel<Dist, kVector>>((numel + K - 1) / K, stream, dist, key, offset, rest, numel,
+                                                target.index, target.contiguous);
 }
 
 __global__ void write_slot_kernel(std::uint64_t* slot, std::uint64_t seed, std::uint64_t offset) {
