@@ -167,6 +167,14 @@ inline double median(std::vector<double> v) {
 }
 inline double best(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
 
+// One JSON object per line: {"allocator": ..., "workload": ..., "value": ..., "unit": ...}
+inline void emit(const std::string& allocator, const std::string& workload, double value,
+                 const char* unit) {
+  std::printf("{\"allocator\": \"%s\", \"workload\": \"%s\", \"value\": %.6g, \"unit\": \"%s\"}\n",
+              allocator.c_str(), workload.c_str(), value, unit);
+  std::fflush(stdout);
+}
+
 // Note [Thread scaling measurement]
 // On the lent machines (16 vCPUs of a VM) both the one-thread rate and the 16-thread aggregate
 // swing between back-to-back runs: 10.2-16.4 M pairs/s for one thread, 102-149 M/s for sixteen,
@@ -175,14 +183,22 @@ inline double best(const std::vector<double>& v) { return *std::max_element(v.be
 // is compared (the run least disturbed by the rest of the machine); the medians are printed
 // too. The private loop above, measured the same way, is the ceiling the machine gives.
 template <class Allocator, class MakeStream>
-void emit_thread_scaling(const std::string& name, Allocator& a, MakeStream make_stream);
-
-// One JSON object per line: {"allocator": ..., "workload": ..., "value": ..., "unit": ...}
-inline void emit(const std::string& allocator, const std::string& workload, double value,
-                 const char* unit) {
-  std::printf("{\"allocator\": \"%s\", \"workload\": \"%s\", \"value\": %.6g, \"unit\": \"%s\"}\n",
-              allocator.c_str(), workload.c_str(), value, unit);
-  std::fflush(stdout);
+void emit_thread_scaling(const std::string& name, Allocator& a, MakeStream make_stream) {
+  constexpr double kSeconds = 0.2;
+  std::vector<cudaStream_t> streams(16);
+  for (auto& s : streams) s = make_stream();
+  std::vector<double> one, sixteen, loop_one, loop_sixteen;
+  for (int rep = 0; rep < 5; ++rep) {
+    one.push_back(threaded_pairs_per_second(a, 1, streams, kSeconds));
+    sixteen.push_back(threaded_pairs_per_second(a, 16, streams, kSeconds));
+    loop_one.push_back(private_loop_per_second(1, kSeconds));
+    loop_sixteen.push_back(private_loop_per_second(16, kSeconds));
+  }
+  emit(name, "threads_1.pairs_per_s", best(one), "1/s");
+  emit(name, "threads_16.pairs_per_s", best(sixteen), "1/s");
+  emit(name, "threads_16_over_1", best(sixteen) / best(one), "x");
+  emit(name, "threads_16_over_1.medians", median(sixteen) / median(one), "x");
+  emit(name, "threads_16_over_1.private_loop_ceiling", best(loop_sixteen) / best(loop_one), "x");
 }
 
 // Runs every workload against `a` and emits the results under `name`.
@@ -208,25 +224,6 @@ void run_all_workloads(const std::string& name, Allocator& a, MakeStream make_st
     emit(name, label + ".device_allocations", static_cast<double>(r.device_allocations), "");
   }
   if (include_threads) emit_thread_scaling(name, a, make_stream);
-}
-
-template <class Allocator, class MakeStream>
-void emit_thread_scaling(const std::string& name, Allocator& a, MakeStream make_stream) {
-  constexpr double kSeconds = 0.2;
-  std::vector<cudaStream_t> streams(16);
-  for (auto& s : streams) s = make_stream();
-  std::vector<double> one, sixteen, loop_one, loop_sixteen;
-  for (int rep = 0; rep < 5; ++rep) {
-    one.push_back(threaded_pairs_per_second(a, 1, streams, kSeconds));
-    sixteen.push_back(threaded_pairs_per_second(a, 16, streams, kSeconds));
-    loop_one.push_back(private_loop_per_second(1, kSeconds));
-    loop_sixteen.push_back(private_loop_per_second(16, kSeconds));
-  }
-  emit(name, "threads_1.pairs_per_s", best(one), "1/s");
-  emit(name, "threads_16.pairs_per_s", best(sixteen), "1/s");
-  emit(name, "threads_16_over_1", best(sixteen) / best(one), "x");
-  emit(name, "threads_16_over_1.medians", median(sixteen) / median(one), "x");
-  emit(name, "threads_16_over_1.private_loop_ceiling", best(loop_sixteen) / best(loop_one), "x");
 }
 
 }  // namespace cudakit::bench
