@@ -13,10 +13,12 @@ namespace cudakit::memory::detail {
 template <class Value>
 class PointerMap {
  public:
-  PointerMap() { slots_.resize(64); }
+  PointerMap() { slots_.resize(std::size_t{1} << (64 - shift_)); }
 
   void insert(const void* key, Value* value) {
-    if ((size_ + 1) * 4 > slots_.size() * 3) grow();
+    // At most half full: probe runs stay a slot or two long, where at three quarters the
+    // allocator's clustered addresses made erase walk a dozen slots.
+    if ((size_ + 1) * 2 > slots_.size()) grow();
     place(reinterpret_cast<std::uintptr_t>(key), value);
     ++size_;
   }
@@ -70,8 +72,10 @@ class PointerMap {
   };
   [[nodiscard]] std::size_t mask() const noexcept { return slots_.size() - 1; }
   [[nodiscard]] std::size_t index(std::uintptr_t k) const noexcept {
-    // Allocations are 512-byte aligned: drop the constant low bits, then mix.
-    return static_cast<std::size_t>(((k >> 9) * 0x9E3779B97F4A7C15ull) >> 20) & mask();
+    // Fibonacci hashing: the product's top bits depend on every bit of the key (its low bits,
+    // which an earlier version used, only on the key's low bits). Allocations are 512-byte
+    // aligned, so the constant low bits are dropped first.
+    return static_cast<std::size_t>(((k >> 9) * 0x9E3779B97F4A7C15ull) >> shift_);
   }
   void place(std::uintptr_t k, Value* v) {
     std::size_t i = index(k);
@@ -81,12 +85,14 @@ class PointerMap {
   void grow() {
     std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
+    --shift_;
     for (const Slot& s : old) {
       if (s.key != 0) place(s.key, s.value);
     }
   }
   std::vector<Slot> slots_;
   std::size_t size_ = 0;
+  int shift_ = 64 - 7;  // 128 slots to begin with; index() keeps the top 64 - shift_ bits
 };
 
 }  // namespace cudakit::memory::detail

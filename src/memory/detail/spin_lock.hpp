@@ -10,19 +10,25 @@ namespace cudakit::memory::detail {
 
 class SpinLock {
  public:
+  // The uncontended case inline; the waiting loop out of line, so that the compiler inlines
+  // lock() into the allocator's fast path (with the loop inside, it made it a call).
   void lock() noexcept {
-    for (;;) {
-      if (!locked_.exchange(true, std::memory_order_acquire)) return;
-      int spins = 0;
-      while (locked_.load(std::memory_order_relaxed)) {
-        if (++spins > 64) std::this_thread::yield();
-      }
-    }
+    if (!locked_.exchange(true, std::memory_order_acquire)) [[likely]] return;
+    lock_contended();
   }
   bool try_lock() noexcept { return !locked_.exchange(true, std::memory_order_acquire); }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
  private:
+  [[gnu::noinline]] void lock_contended() noexcept {
+    for (;;) {
+      int spins = 0;
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (++spins > 64) std::this_thread::yield();
+      }
+      if (!locked_.exchange(true, std::memory_order_acquire)) return;
+    }
+  }
   std::atomic<bool> locked_{false};
 };
 
