@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
-"""Joins the allocator benchmarks' JSON lines into the README's side-by-side table."""
-import json, sys
-rows = {}
+"""Joins the allocator benchmarks' JSON lines into the README's side-by-side table. Where an
+allocator ran in several processes (scripts/device-bench.sh alternates cudakit and torch), each
+cell is the median over its processes and the table says how many there were."""
+import json, statistics, sys
+samples = {}
 for line in open(sys.argv[1]):
     line = line.strip()
     if not line.startswith("{"):
         continue
     r = json.loads(line)
-    rows.setdefault(r["workload"], {})[r["allocator"]] = r["value"]
+    samples.setdefault(r["workload"], {}).setdefault(r["allocator"], []).append(r["value"])
+rows = {w: {a: statistics.median(v) for a, v in by.items()} for w, by in samples.items()}
+processes = {}
+for by in samples.values():
+    for a, v in by.items():
+        processes[a] = max(processes.get(a, 0), len(v))
 names = []
 for w in rows.values():
     for a in w:
@@ -25,6 +32,9 @@ for w, vals in rows.items():
         smaller = w.endswith("_MiB") or w.endswith("allocations")
         ratio = f"{ratio:.2f}x" + (" less" if smaller else " faster")
     print(f"| {w} | " + " | ".join(fmt(vals.get(n)) for n in names) + f" | {ratio} |")
+runs = [f"{a} {n}" for a, n in processes.items() if n > 1]
+if runs:
+    print(f"(median of processes: {', '.join(runs)})")
 for t in ("gpt_train", "serve_kv"):
     for n in names:
         try:
