@@ -54,11 +54,11 @@ constexpr std::size_t kSmallSegment = 2u << 20;     // classic small-pool segmen
 constexpr std::size_t kMediumSegment = 20u << 20;   // classic segment for requests < 10 MiB
 constexpr std::size_t kMediumLimit = 10u << 20;
 constexpr std::size_t kSegmentRound = 2u << 20;
-constexpr int kScanLimit = 64;
+constexpr int kScanLimit = 64;                      // entries examined per free-list bin
 // See Note [Growing ahead].
 constexpr std::uint64_t kGrowthStreak = 64;           // allocations between growths in a streak
 constexpr std::size_t kAheadFraction = 16;            // ahead at most mapped / 16 ...
-constexpr std::size_t kAheadMax = std::size_t{256} << 20;  // ... and at most 256 MiB                      // entries examined per free-list bin
+constexpr std::size_t kAheadMax = std::size_t{256} << 20;  // ... and at most 256 MiB
 
 using Clock = std::chrono::steady_clock;
 

@@ -119,6 +119,9 @@ void empty_cache() {
 void set_per_process_memory_fraction(double fraction, int device) {
   device_allocator(device).set_memory_fraction(fraction);
 }
+double get_per_process_memory_fraction(int device) {
+  return device_allocator(device).config().per_process_memory_fraction;
+}
 
 std::string memory_summary(int device) { return device_allocator(device).summary(); }
 

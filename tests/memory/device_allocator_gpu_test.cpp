@@ -146,6 +146,12 @@ TEST(DeviceAllocatorFacadeGpu, StatsPoolsAndSnapshot) {
     deallocate(in_pool);
     EXPECT_GT(pool.reserved_bytes(), 0u);
   }
+  EXPECT_EQ(get_per_process_memory_fraction(), 1.0);
+  set_per_process_memory_fraction(0.75);
+  EXPECT_EQ(get_per_process_memory_fraction(), 0.75);
+  EXPECT_THROW(set_per_process_memory_fraction(1.5), InvalidArgumentError);
+  EXPECT_EQ(get_per_process_memory_fraction(), 0.75);  // the bad value changed nothing
+  set_per_process_memory_fraction(1.0);
   record_memory_history(true, 1000);
   void* q = allocate(MiB, s);
   const MemorySnapshot snap = memory_snapshot();

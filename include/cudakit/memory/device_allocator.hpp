@@ -41,7 +41,10 @@ void reset_accumulated_memory_stats(int device = -1);
 // Returns cached, unused memory of every device whose allocator exists to the driver.
 void empty_cache();
 // Limits reserved memory on `device` to fraction * its total memory.
+// @throws InvalidArgumentError unless 0 < fraction <= 1.
 void set_per_process_memory_fraction(double fraction, int device = -1);
+// The limit set_per_process_memory_fraction() or CUDAKIT_ALLOC_CONF set (1.0: none).
+[[nodiscard]] double get_per_process_memory_fraction(int device = -1);
 // torch.cuda.memory_summary(): a readable table of the statistics.
 [[nodiscard]] std::string memory_summary(int device = -1);
 
