@@ -231,8 +231,14 @@ def report(label, blocks, off, peak):
 
 
 OFFLINE = {k: ORDERS[k] for k in ('size_desc/longer_life', 'size_desc/later_start')}
-ONLINE = {'best fit': p_bestfit, 'exact > free time > fit': p_freetime_exact,
-          'free time > fit': p_freetime, 'fit > free time': p_fit_then_freetime}
+def p_firstfit(s, e, o, hole, nbf, side, is_top, hw, t):
+    # address-ordered first fit: the lowest hole that fits, at its low end (no oracle used)
+    return (side != 'bot', o)
+
+
+ONLINE = {'best fit': p_bestfit, 'first fit': p_firstfit,
+          'oracle: exact > free time > fit': p_freetime_exact,
+          'oracle: free time > fit': p_freetime, 'oracle: fit > free time': p_fit_then_freetime}
 
 if __name__ == '__main__':
     for name in sys.argv[1:] or ['serve_kv', 'gpt_train']:
@@ -244,4 +250,4 @@ if __name__ == '__main__':
             report('offline ' + label, blocks, place(blocks, order, n), peak)
         report('offline greedy by breadth', blocks, place(blocks, breadth_order(blocks, n), n), peak)
         for label, policy in ONLINE.items():
-            report('online oracle: ' + label, blocks, run(blocks, n, policy), peak)
+            report('online ' + label, blocks, run(blocks, n, policy), peak)
