@@ -329,6 +329,26 @@ TEST_P(CachingAllocatorModes, StatisticsMatchAReferenceModelAtEveryStep) {
       ASSERT_GE(m.reserved_bytes[0].current, allocated + m.inactive_split_bytes[0].current);
       ASSERT_EQ(m.allocated_bytes[0].allocated - m.allocated_bytes[0].freed, allocated);
     }
+    if (step % 997 == 0) {
+      // inactive_split counts the free blocks that share their segment with other blocks.
+      const MemorySnapshot snap = f.allocator.snapshot();
+      std::int64_t split_blocks = 0, split_bytes = 0;
+      for (const auto& seg : snap.segments) {
+        if (seg.blocks.size() < 2) continue;
+        for (const auto& b : seg.blocks) {
+          if (b.state != BlockSnapshot::State::inactive) continue;
+          ++split_blocks;
+          split_bytes += static_cast<std::int64_t>(b.size);
+        }
+      }
+      const MemoryStats& m = snap.stats;
+      ASSERT_EQ(m.inactive_split[0].current, split_blocks) << "step " << step;
+      ASSERT_EQ(m.inactive_split_bytes[0].current, split_bytes) << "step " << step;
+      ASSERT_EQ(m.inactive_split[1].current + m.inactive_split[2].current, split_blocks);
+      ASSERT_EQ(m.inactive_split_bytes[1].current + m.inactive_split_bytes[2].current, split_bytes);
+      ASSERT_EQ(m.inactive_split_bytes[0].allocated - m.inactive_split_bytes[0].freed, split_bytes);
+      ASSERT_GE(m.inactive_split_bytes[0].peak, split_bytes);
+    }
   }
   for (auto& [p, l] : live) f.allocator.deallocate(p);
   f.allocator.empty_cache();
