@@ -1,5 +1,7 @@
 #include "cudakit/memory/allocator_config.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstdlib>
 
@@ -34,11 +36,71 @@ bool parse_bool(std::string_view key, std::string_view value) {
   bad(key, value, "expected True or False");
 }
 
+unsigned parse_divisions(std::string_view key, std::string_view value, std::string_view entry) {
+  const double d = parse_double(key, entry);
+  const auto n = static_cast<unsigned>(d);
+  if (d != n || (n != 0 && !std::has_single_bit(n)) || n > 64) {
+    bad(key, value, detail::concat("divisions '", entry, "' must be 0 or a power of two up to 64"));
+  }
+  return n;
+}
+
+// torch's list form: "[B:d,...,>:d]", B a power of two in MiB naming the interval that starts
+// there (entry log2(B)); the first entry also covers every interval below it, ">" every one
+// after the last entry named.
+void parse_divisions_list(std::string_view key, std::string_view value,
+                          std::array<unsigned, AllocatorConfig::kRoundupIntervals>& out) {
+  std::string_view list = value.substr(1, value.size() - 2);
+  bool first = true;
+  std::size_t last = 0;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    const std::string_view entry = trim(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    const std::size_t colon = entry.find(':');
+    if (colon == std::string_view::npos) bad(key, value, detail::concat("entry '", entry, "' is not B:divisions"));
+    const std::string_view bound = trim(entry.substr(0, colon));
+    const unsigned divisions = parse_divisions(key, value, trim(entry.substr(colon + 1)));
+    if (bound == ">") {
+      std::fill(out.begin() + static_cast<std::ptrdiff_t>(std::min(last + 1, out.size())), out.end(), divisions);
+      continue;
+    }
+    const double b = parse_double(key, bound);
+    const auto mib = static_cast<std::uint64_t>(b);
+    if (b != static_cast<double>(mib) || !std::has_single_bit(mib)) {
+      bad(key, value, detail::concat("interval '", bound, "' must be a power of two (MiB)"));
+    }
+    const std::size_t index = std::min<std::size_t>(std::bit_width(mib) - 1, out.size() - 1);
+    if (first) std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(index), divisions);
+    first = false;
+    out[index] = divisions;
+    last = index;
+  }
+}
+
 }  // namespace
+
+unsigned AllocatorConfig::roundup_divisions(std::size_t bytes) const noexcept {
+  const int log2 = std::bit_width(bytes) - 1;  // intervals start at 1 MiB = 2^20
+  const std::size_t index = log2 > 20 ? std::min<std::size_t>(log2 - 20, kRoundupIntervals - 1) : 0;
+  return roundup_power2_divisions[index];
+}
 
 AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig config) {
   while (!text.empty()) {
-    const std::size_t comma = text.find(',');
+    // Items are comma-separated; a bracketed list's commas belong to its value.
+    std::size_t comma = text.find(',');
+    const std::size_t bracket = text.find('[');
+    if (bracket < comma) {
+      const std::size_t close = text.find(']', bracket);
+      if (close == std::string_view::npos) {
+        const std::string_view rest = trim(text);
+        const std::size_t colon = rest.find(':');
+        bad(rest.substr(0, colon), colon == std::string_view::npos ? "" : rest.substr(colon + 1),
+            "'[' without a closing ']'");
+      }
+      comma = text.find(',', close);
+    }
     std::string_view item = trim(text.substr(0, comma));
     text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
     if (item.empty()) continue;
@@ -58,12 +120,12 @@ AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig co
     } else if (key == "expandable_segments") {
       config.expandable_segments = parse_bool(key, value);
     } else if (key == "roundup_power2_divisions") {
-      const double d = parse_double(key, value);
-      const auto n = static_cast<unsigned>(d);
-      if (d != n || (n != 0 && (n & (n - 1)) != 0) || n > 64) {
-        bad(key, value, "must be 0 or a power of two up to 64");
+      config.roundup_power2_divisions = {};
+      if (value.starts_with('[') && value.ends_with(']')) {
+        parse_divisions_list(key, value, config.roundup_power2_divisions);
+      } else {
+        config.roundup_power2_divisions.fill(parse_divisions(key, value, value));
       }
-      config.roundup_power2_divisions = n;
     } else if (key == "per_process_memory_fraction") {
       const double f = parse_double(key, value);
       if (!(f > 0.0 && f <= 1.0)) bad(key, value, "must lie in (0, 1]");
@@ -92,8 +154,13 @@ std::string AllocatorConfig::to_string() const {
   if (garbage_collection_threshold > 0) {
     out += detail::concat(",garbage_collection_threshold:", garbage_collection_threshold);
   }
-  if (roundup_power2_divisions) {
-    out += detail::concat(",roundup_power2_divisions:", roundup_power2_divisions);
+  const auto& d = roundup_power2_divisions;
+  if (std::all_of(d.begin(), d.end(), [&](unsigned v) { return v == d[0]; })) {
+    if (d[0]) out += detail::concat(",roundup_power2_divisions:", d[0]);
+  } else {
+    out += ",roundup_power2_divisions:[";
+    for (std::size_t i = 0; i + 1 < d.size(); ++i) out += detail::concat(std::uint64_t{1} << i, ":", d[i], ",");
+    out += detail::concat(">:", d.back(), "]");
   }
   if (per_process_memory_fraction < 1.0) {
     out += detail::concat(",per_process_memory_fraction:", per_process_memory_fraction);

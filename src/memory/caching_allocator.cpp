@@ -356,6 +356,9 @@ struct CachingAllocator::Impl {
   std::shared_ptr<SegmentProvider> default_provider;
   std::shared_ptr<StreamEvents> events;
   AllocatorConfig config;
+  // Any roundup_power2_divisions entry above 1: checked first so that the default costs one
+  // branch per allocation.
+  bool rounds_to_divisions = false;
   const std::uint64_t instance = g_instance_counter.fetch_add(1);
   std::atomic<std::uint64_t> generation{1};
 
@@ -382,6 +385,8 @@ struct CachingAllocator::Impl {
   Impl(int dev, std::shared_ptr<SegmentProvider> provider, std::shared_ptr<StreamEvents> ev,
        AllocatorConfig cfg)
       : device(dev), default_provider(std::move(provider)), events(std::move(ev)), config(cfg) {
+    rounds_to_divisions = std::any_of(config.roundup_power2_divisions.begin(), config.roundup_power2_divisions.end(),
+                                      [](unsigned d) { return d > 1; });
     if (!default_provider || !events) {
       throw InvalidArgumentError("CachingAllocator", "a segment provider and an event source are required");
     }
@@ -486,10 +491,13 @@ struct CachingAllocator::Impl {
   // ---- sizes ----
   std::size_t round_request(std::size_t bytes) const {
     std::size_t r = round_up(bytes, kRound);
-    if (config.roundup_power2_divisions > 1 && r > kSmallRequest) {
-      const std::size_t p = std::size_t{1} << (std::bit_width(r) - 1);
-      const std::size_t step = std::max(kRound, p / config.roundup_power2_divisions);
-      r = round_up(r, step);
+    if (rounds_to_divisions) [[unlikely]] {
+      // torch's rule: d equal steps between the powers of two around r, once r exceeds 512 * d.
+      const std::size_t d = config.roundup_divisions(r);
+      if (d > 1 && r > kRound * d) {
+        const std::size_t p = std::size_t{1} << (std::bit_width(r) - 1);
+        r = round_up(r, std::max(kRound, p / d));
+      }
     }
     return r;
   }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <map>
 #include <random>
@@ -423,7 +424,7 @@ TEST(AllocatorConfigParse, TorchSyntaxAndClearErrors) {
   EXPECT_FALSE(c.expandable_segments);
   EXPECT_EQ(c.max_split_size, 128 * MiB);
   EXPECT_DOUBLE_EQ(c.garbage_collection_threshold, 0.6);
-  EXPECT_EQ(c.roundup_power2_divisions, 4u);
+  for (unsigned d : c.roundup_power2_divisions) EXPECT_EQ(d, 4u);
   EXPECT_DOUBLE_EQ(c.per_process_memory_fraction, 0.5);
   EXPECT_EQ(AllocatorConfig::parse(c.to_string()).to_string(), c.to_string());
   auto error_of = [](const char* text) {
@@ -439,7 +440,54 @@ TEST(AllocatorConfigParse, TorchSyntaxAndClearErrors) {
   EXPECT_NE(error_of("expandable_segments:maybe").find("expected True or False"), std::string::npos);
   EXPECT_NE(error_of("bogus_key:1").find("unknown key"), std::string::npos);
   EXPECT_NE(error_of("roundup_power2_divisions:3").find("power of two"), std::string::npos);
+  EXPECT_NE(error_of("roundup_power2_divisions:[256:3]").find("divisions '3' must be 0 or a power of two"),
+            std::string::npos);
+  EXPECT_NE(error_of("roundup_power2_divisions:[300:2]").find("interval '300' must be a power of two"),
+            std::string::npos);
+  EXPECT_NE(error_of("roundup_power2_divisions:[256:2,expandable_segments:True").find("without a closing"),
+            std::string::npos);
+  EXPECT_NE(error_of("roundup_power2_divisions:[256]").find("entry '256' is not B:divisions"), std::string::npos);
   EXPECT_NE(error_of("novalue").find("expected key:value"), std::string::npos);
+}
+
+// torch's list form: each entry names the power-of-two interval (in MiB) that starts there; the
+// first entry also covers every interval below it, ">" every interval after the last one named.
+TEST(AllocatorConfigParse, RoundupDivisionsPerIntervalAsTorchReadsThem) {
+  const auto c = AllocatorConfig::parse(
+      "roundup_power2_divisions:[256:1, 512:2,1024:4,>:8],expandable_segments:False");
+  EXPECT_FALSE(c.expandable_segments);  // the list's commas did not end the item
+  const std::array<unsigned, AllocatorConfig::kRoundupIntervals> expected{1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                                          2, 4, 8, 8, 8, 8, 8};
+  EXPECT_EQ(c.roundup_power2_divisions, expected);
+  EXPECT_EQ(c.roundup_divisions(100), 1u);         // under 2 MiB: entry 0
+  EXPECT_EQ(c.roundup_divisions(300 * MiB), 1u);   // [256, 512) MiB: entry 8
+  EXPECT_EQ(c.roundup_divisions(600 * MiB), 2u);   // [512 MiB, 1 GiB): entry 9
+  EXPECT_EQ(c.roundup_divisions(1536 * MiB), 4u);  // [1, 2) GiB: entry 10
+  EXPECT_EQ(c.roundup_divisions(40ull << 30), 8u); // 32 GiB and up: entry 15
+  EXPECT_EQ(AllocatorConfig::parse(c.to_string()).roundup_power2_divisions, expected);
+  EXPECT_EQ(AllocatorConfig::parse(c.to_string()).to_string(), c.to_string());
+}
+
+TEST(CachingAllocatorRounding, RoundupDivisionsFollowTorchsRule) {
+  Fixture all_four(AllocatorConfig::parse("roundup_power2_divisions:4"));
+  // 5 MiB + 1 lies in [4, 8) MiB: steps of 1 MiB.
+  void* a = all_four.allocator.allocate(5 * MiB + 1, kStreamA);
+  EXPECT_EQ(all_four.allocator.allocation_size(a), 6 * MiB);
+  // At or under 512 * 4 bytes nothing but the 512-byte rounding applies.
+  void* b = all_four.allocator.allocate(1500, kStreamA);
+  EXPECT_EQ(all_four.allocator.allocation_size(b), 1536u);
+  // 4600 bytes (4608 after the 512-byte rounding): steps of 1 KiB between 4 and 8 KiB.
+  void* c = all_four.allocator.allocate(4600, kStreamA);
+  EXPECT_EQ(all_four.allocator.allocation_size(c), 5120u);
+  for (void* p : {a, b, c}) all_four.allocator.deallocate(p);
+
+  // Only the first interval (under 2 MiB) rounds, to halves of a power of two.
+  Fixture first_only(AllocatorConfig::parse("roundup_power2_divisions:[1:2,>:0]"));
+  void* d = first_only.allocator.allocate(1300 * 1024, kStreamA);
+  EXPECT_EQ(first_only.allocator.allocation_size(d), 1536u * 1024);
+  void* e = first_only.allocator.allocate(5 * MiB + 1, kStreamA);
+  EXPECT_EQ(first_only.allocator.allocation_size(e), 5 * MiB + 512);
+  for (void* p : {d, e}) first_only.allocator.deallocate(p);
 }
 
 TEST(CachingAllocatorHistory, SnapshotRoundTripsThroughJson) {

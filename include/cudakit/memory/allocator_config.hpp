@@ -3,6 +3,7 @@
 // with PYTORCH_CUDA_ALLOC_CONF's syntax ("key:value,key:value") and, where they mean the same
 // thing, its keys.
 
+#include <array>
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -20,9 +21,14 @@ struct AllocatorConfig {
   // instead of fixed segments from cudaMalloc. See Note [Expandable arenas]. Default on: it
   // halves fragmentation on recorded workloads (README, allocator table).
   bool expandable_segments = true;
-  // Requests above 1 MiB are rounded up to one of this many steps per power of two (0 = off;
-  // torch's roundup_power2_divisions with one value for all sizes).
-  unsigned roundup_power2_divisions = 0;
+  // torch's roundup_power2_divisions: a request is rounded up to one of d equal steps between
+  // the powers of two around it (d a power of two; 0 or 1: no rounding) when it exceeds
+  // 512 * d bytes. d depends on the request's power-of-two interval: entry 0 for requests under
+  // 2 MiB, entry k for [2^k, 2^(k+1)) MiB, entry 15 for 32 GiB and up. CUDAKIT_ALLOC_CONF sets
+  // one value for all ("roundup_power2_divisions:4") or per interval as torch does
+  // ("roundup_power2_divisions:[256:1,512:2,1024:4,>:8]").
+  static constexpr std::size_t kRoundupIntervals = 16;
+  std::array<unsigned, kRoundupIntervals> roundup_power2_divisions{};
   // Limit on reserved memory as a fraction of the device's total (set_per_process_memory_fraction).
   double per_process_memory_fraction = 1.0;
 
@@ -34,6 +40,8 @@ struct AllocatorConfig {
   static AllocatorConfig from_environment();
   // The config written back in the same syntax.
   [[nodiscard]] std::string to_string() const;
+  // The roundup_power2_divisions entry that applies to a request of `bytes`.
+  [[nodiscard]] unsigned roundup_divisions(std::size_t bytes) const noexcept;
 };
 
 }  // namespace cudakit::memory
