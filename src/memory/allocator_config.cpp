@@ -113,6 +113,10 @@ AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig co
       // torch: values at or below the large-segment size are meaningless; it requires > 20.
       if (mb <= 20) bad(key, value, "must be greater than 20 (MiB)");
       config.max_split_size = static_cast<std::size_t>(mb * 1048576.0);
+    } else if (key == "max_non_split_rounding_mb") {
+      const double mb = parse_double(key, value);
+      if (mb < 20) bad(key, value, "must be at least 20 (MiB), the default");
+      config.max_non_split_rounding = static_cast<std::size_t>(mb * 1048576.0);
     } else if (key == "garbage_collection_threshold") {
       const double t = parse_double(key, value);
       if (!(t > 0.0 && t < 1.0)) bad(key, value, "must lie strictly between 0 and 1");
@@ -132,8 +136,9 @@ AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig co
       config.per_process_memory_fraction = f;
     } else {
       bad(key, value,
-          "unknown key (known: max_split_size_mb, garbage_collection_threshold, "
-          "expandable_segments, roundup_power2_divisions, per_process_memory_fraction)");
+          "unknown key (known: max_split_size_mb, max_non_split_rounding_mb, "
+          "garbage_collection_threshold, expandable_segments, roundup_power2_divisions, "
+          "per_process_memory_fraction)");
     }
   }
   return config;
@@ -150,6 +155,9 @@ std::string AllocatorConfig::to_string() const {
   std::string out = detail::concat("expandable_segments:", expandable_segments ? "True" : "False");
   if (max_split_size != std::numeric_limits<std::size_t>::max()) {
     out += detail::concat(",max_split_size_mb:", max_split_size / 1048576);
+  }
+  if (max_non_split_rounding != AllocatorConfig{}.max_non_split_rounding) {
+    out += detail::concat(",max_non_split_rounding_mb:", max_non_split_rounding / 1048576);
   }
   if (garbage_collection_threshold > 0) {
     out += detail::concat(",garbage_collection_threshold:", garbage_collection_threshold);

@@ -665,9 +665,9 @@ struct CachingAllocator::Impl {
     const std::size_t max_split = config.max_split_size;
     return s.large_index.find(rounded, [&](const Block* b) {
       // torch's rules: small requests don't take oversize blocks; oversize requests take an
-      // oversize block only if it wastes less than a medium segment.
+      // oversize block only if it wastes less than max_non_split_rounding (20 MiB by default).
       if (rounded < max_split && b->size >= max_split) return false;
-      if (rounded >= max_split && b->size >= rounded + kMediumSegment) return false;
+      if (rounded >= max_split && b->size >= rounded + config.max_non_split_rounding) return false;
       return true;
     });
   }

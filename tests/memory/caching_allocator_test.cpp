@@ -382,6 +382,19 @@ TEST(CachingAllocatorClassic, MaxSplitSizeKeepsOversizeBlocksWhole) {
   f.allocator.deallocate(big2);
 }
 
+TEST(CachingAllocatorClassic, MaxNonSplitRoundingWidensWhatAnOversizeRequestTakesWhole) {
+  for (const bool widened : {false, true}) {
+    Fixture f(AllocatorConfig::parse(widened ? "expandable_segments:False,max_split_size_mb:64,max_non_split_rounding_mb:64"
+                                             : "expandable_segments:False,max_split_size_mb:64"));
+    void* big = f.allocator.allocate(200 * MiB, kStreamA);
+    f.allocator.deallocate(big);
+    void* smaller = f.allocator.allocate(150 * MiB, kStreamA);  // 50 MiB would be wasted
+    EXPECT_EQ(smaller == big, widened) << (widened ? "64 MiB allows it" : "20 MiB forbids it");
+    EXPECT_EQ(f.allocator.allocation_size(smaller), widened ? 200 * MiB : 150 * MiB);
+    f.allocator.deallocate(smaller);
+  }
+}
+
 TEST(CachingAllocatorPools, PoolsAreSeparateAndReleaseTheirMemory) {
   Fixture f;
   const PoolId pool = CachingAllocator::new_pool_id();
@@ -436,6 +449,10 @@ TEST(AllocatorConfigParse, TorchSyntaxAndClearErrors) {
     return std::string("<no error>");
   };
   EXPECT_NE(error_of("max_split_size_mb:10").find("'max_split_size_mb:10': must be greater than 20"), std::string::npos);
+  EXPECT_NE(error_of("max_non_split_rounding_mb:10").find("must be at least 20"), std::string::npos);
+  EXPECT_EQ(AllocatorConfig::parse("max_non_split_rounding_mb:256").max_non_split_rounding, 256 * MiB);
+  EXPECT_EQ(AllocatorConfig::parse(AllocatorConfig::parse("max_non_split_rounding_mb:256").to_string())
+                .max_non_split_rounding, 256 * MiB);
   EXPECT_NE(error_of("garbage_collection_threshold:1.5").find("strictly between 0 and 1"), std::string::npos);
   EXPECT_NE(error_of("expandable_segments:maybe").find("expected True or False"), std::string::npos);
   EXPECT_NE(error_of("bogus_key:1").find("unknown key"), std::string::npos);

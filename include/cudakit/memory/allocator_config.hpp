@@ -14,6 +14,9 @@ namespace cudakit::memory {
 struct AllocatorConfig {
   // Blocks larger than this are never split (torch's max_split_size_mb). Default: no limit.
   std::size_t max_split_size = std::numeric_limits<std::size_t>::max();
+  // With max_split_size set, a request at or above it takes a free oversize block whole only if
+  // that wastes less than this (torch's max_non_split_rounding_mb; default 20 MiB).
+  std::size_t max_non_split_rounding = std::size_t{20} << 20;
   // When reserved memory exceeds this fraction of the allowed memory, cached free memory is
   // released before more is reserved (0 = off). torch's garbage_collection_threshold.
   double garbage_collection_threshold = 0.0;
