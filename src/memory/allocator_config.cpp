@@ -17,6 +17,24 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// The trimmed text before `end`; removes it and the separator at `end` from `text`.
+std::string_view pop_item(std::string_view& text, std::size_t end) {
+  const std::string_view item = trim(text.substr(0, end));
+  text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+  return item;
+}
+
+// "left:right" split at its first colon, both sides trimmed; without a colon, all of it is left.
+struct ColonPair {
+  std::string_view left, right;
+  bool has_colon;
+};
+ColonPair split_at_colon(std::string_view item) {
+  const std::size_t colon = item.find(':');
+  if (colon == std::string_view::npos) return {item, {}, false};
+  return {trim(item.substr(0, colon)), trim(item.substr(colon + 1)), true};
+}
+
 [[noreturn]] void bad(std::string_view key, std::string_view value, std::string_view why) {
   throw InvalidArgumentError("AllocatorConfig::parse",
                              detail::concat("'", key, ":", value, "': ", why));
@@ -54,13 +72,10 @@ void parse_divisions_list(std::string_view key, std::string_view value,
   bool first = true;
   std::size_t last = 0;
   while (!list.empty()) {
-    const std::size_t comma = list.find(',');
-    const std::string_view entry = trim(list.substr(0, comma));
-    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-    const std::size_t colon = entry.find(':');
-    if (colon == std::string_view::npos) bad(key, value, detail::concat("entry '", entry, "' is not B:divisions"));
-    const std::string_view bound = trim(entry.substr(0, colon));
-    const unsigned divisions = parse_divisions(key, value, trim(entry.substr(colon + 1)));
+    const std::string_view entry = pop_item(list, list.find(','));
+    const auto [bound, count, has_colon] = split_at_colon(entry);
+    if (!has_colon) bad(key, value, detail::concat("entry '", entry, "' is not B:divisions"));
+    const unsigned divisions = parse_divisions(key, value, count);
     if (bound == ">") {
       std::fill(out.begin() + static_cast<std::ptrdiff_t>(std::min(last + 1, out.size())), out.end(), divisions);
       continue;
@@ -94,20 +109,15 @@ AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig co
     if (bracket < comma) {
       const std::size_t close = text.find(']', bracket);
       if (close == std::string_view::npos) {
-        const std::string_view rest = trim(text);
-        const std::size_t colon = rest.find(':');
-        bad(rest.substr(0, colon), colon == std::string_view::npos ? "" : rest.substr(colon + 1),
-            "'[' without a closing ']'");
+        const auto [key, value, has_colon] = split_at_colon(trim(text));
+        bad(key, value, "'[' without a closing ']'");
       }
       comma = text.find(',', close);
     }
-    std::string_view item = trim(text.substr(0, comma));
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    const std::string_view item = pop_item(text, comma);
     if (item.empty()) continue;
-    const std::size_t colon = item.find(':');
-    if (colon == std::string_view::npos) bad(item, "", "expected key:value");
-    const std::string_view key = trim(item.substr(0, colon));
-    const std::string_view value = trim(item.substr(colon + 1));
+    const auto [key, value, has_colon] = split_at_colon(item);
+    if (!has_colon) bad(item, "", "expected key:value");
     if (key == "max_split_size_mb") {
       const double mb = parse_double(key, value);
       // torch: values at or below the large-segment size are meaningless; it requires > 20.
