@@ -57,8 +57,10 @@ constexpr std::size_t kSegmentRound = 2u << 20;
 constexpr int kScanLimit = 64;                      // entries examined per free-list bin
 // See Note [Growing ahead].
 constexpr std::uint64_t kGrowthStreak = 64;           // allocations between growths in a streak
-constexpr std::size_t kAheadFraction = 16;            // ahead at most mapped / 16 ...
-constexpr std::size_t kAheadMax = std::size_t{256} << 20;  // ... and at most 256 MiB
+constexpr std::size_t kAheadFractionFilling = 8;      // ahead at most mapped / 8 while filling,
+constexpr std::size_t kAheadFractionChurning = 16;    // mapped / 16 once churning,
+constexpr std::size_t kAheadMax = std::size_t{256} << 20;  // and at most 256 MiB
+constexpr std::uint64_t kChurningAllocationsPerPage = 8;  // churning: this many per mapped page
 
 using Clock = std::chrono::steady_clock;
 
@@ -114,10 +116,16 @@ struct Arena {
 // Each growth costs 30-170 us of driver calls whatever its size, and a workload's first pass
 // grows the arena in dozens of small steps (gpt_train: 121 steps of 2-24 MiB). When growths come
 // in a streak (the previous one fewer than kGrowthStreak allocations ago), each maps ahead twice
-// as much as the last, up to mapped/16 and 256 MiB; a growth after a quiet spell maps exactly
-// what is missing. The streak ends where the workload stops growing, so the memory mapped ahead
-// is used rather than held: gpt_train needs 53 growths instead of 121 at the same peak reserved
-// (1.08 x peak allocated), serve_kv 29 instead of 35 (1.14 instead of 1.13).
+// as much as the last, up to a fraction of what is mapped and 256 MiB; a growth after a quiet
+// spell maps exactly what is missing. How far ahead depends on whether the shard is still
+// filling its arena for the first time or churning through memory it already has, told apart
+// by allocations served per mapped page (gpt_train stays under 2.4 for its whole first step;
+// serve_kv passes 40 before its first long request). While filling, growth goes on for a while,
+// so a streak maps up to mapped/8; once churning, a growth is a new peak that will soon stop,
+// and what is mapped past it stays reserved, so a streak maps up to mapped/16. gpt_train needs
+// 34 growths (53 at mapped/16 throughout, 121 with no growing ahead) at 1.07 x peak allocated;
+// serve_kv 27 at 1.14 (mapped/8 throughout would overshoot its last long growth: 1.24). Any
+// switch point from 3 to 16 allocations per page gives the same figures on both traces.
 
 // Note [Recently freed block]
 // The commonest pattern is an allocation freed and the same size asked for again at once
@@ -576,7 +584,9 @@ struct CachingAllocator::Impl {
     const std::size_t have = tail ? tail->size : 0;
     std::size_t grow = round_up(size - have, page);
     if (s.last_growth_at != 0 && s.allocations - s.last_growth_at <= kGrowthStreak) {
-      s.ahead = std::min({std::max(2 * s.ahead, page), kAheadMax, round_up(a->mapped / kAheadFraction, page)});
+      const bool churning = s.allocations >= kChurningAllocationsPerPage * (a->mapped / page);
+      const std::size_t fraction = churning ? kAheadFractionChurning : kAheadFractionFilling;
+      s.ahead = std::min({std::max(2 * s.ahead, page), kAheadMax, round_up(a->mapped / fraction, page)});
     } else {
       s.ahead = 0;
     }
