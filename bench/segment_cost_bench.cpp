@@ -10,22 +10,10 @@
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
+#include "support/timing.hpp"
 
-namespace {
+using cudakit::bench::median_us;
 using Clock = std::chrono::steady_clock;
-
-template <class F>
-double median_us(int reps, F&& f) {
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    auto a = Clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-}  // namespace
 
 int main() {
   if (!cudakit::is_available()) {

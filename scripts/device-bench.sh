@@ -36,3 +36,6 @@ if [ -x "$B/bin/graph_bench" ]; then
   python3 bench/torch_graph_bench.py 2>&1 | grep -v -i warn | tee -a "$out/graph.txt"
   "$B/bin/profiler_bench" 2>&1 | tail -5 | tee -a "$out/graph.txt"
 fi
+echo "== pinned host memory (cudakit, then torch)"
+"$B/bin/pinned_bench" 2>&1 | tee "$out/pinned.txt"
+python3 bench/torch_pinned_bench.py 2>&1 | grep -v -i warn | tee -a "$out/pinned.txt"

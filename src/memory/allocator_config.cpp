@@ -11,6 +11,8 @@
 namespace cudakit::memory {
 namespace {
 
+constexpr unsigned kMaxRegisterThreads = 128;  // torch's limit
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -144,11 +146,21 @@ AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig co
       const double f = parse_double(key, value);
       if (!(f > 0.0 && f <= 1.0)) bad(key, value, "must lie in (0, 1]");
       config.per_process_memory_fraction = f;
+    } else if (key == "pinned_use_cuda_host_register") {
+      config.pinned_use_host_register = parse_bool(key, value);
+    } else if (key == "pinned_num_register_threads") {
+      const double n = parse_double(key, value);
+      const auto threads = static_cast<unsigned>(n);
+      if (n != threads || !std::has_single_bit(threads) || threads > kMaxRegisterThreads) {
+        bad(key, value, detail::concat("must be a power of two from 1 to ", kMaxRegisterThreads));
+      }
+      config.pinned_num_register_threads = threads;
     } else {
       bad(key, value,
           "unknown key (known: max_split_size_mb, max_non_split_rounding_mb, "
           "garbage_collection_threshold, expandable_segments, roundup_power2_divisions, "
-          "per_process_memory_fraction)");
+          "per_process_memory_fraction, pinned_use_cuda_host_register, "
+          "pinned_num_register_threads)");
     }
   }
   return config;
@@ -182,6 +194,10 @@ std::string AllocatorConfig::to_string() const {
   }
   if (per_process_memory_fraction < 1.0) {
     out += detail::concat(",per_process_memory_fraction:", per_process_memory_fraction);
+  }
+  if (pinned_use_host_register) out += ",pinned_use_cuda_host_register:True";
+  if (pinned_num_register_threads != 1) {
+    out += detail::concat(",pinned_num_register_threads:", pinned_num_register_threads);
   }
   return out;
 }

@@ -467,6 +467,30 @@ TEST(AllocatorConfigParse, TorchSyntaxAndClearErrors) {
   EXPECT_NE(error_of("novalue").find("expected key:value"), std::string::npos);
 }
 
+TEST(AllocatorConfigParse, PinnedHostRegisterKeysAsTorchSpellsThem) {
+  const AllocatorConfig defaults = AllocatorConfig::parse("");
+  EXPECT_FALSE(defaults.pinned_use_host_register);
+  EXPECT_EQ(defaults.pinned_num_register_threads, 1u);
+  const auto c = AllocatorConfig::parse("pinned_use_cuda_host_register:True,pinned_num_register_threads:8");
+  EXPECT_TRUE(c.pinned_use_host_register);
+  EXPECT_EQ(c.pinned_num_register_threads, 8u);
+  const AllocatorConfig back = AllocatorConfig::parse(c.to_string());
+  EXPECT_TRUE(back.pinned_use_host_register);
+  EXPECT_EQ(back.pinned_num_register_threads, 8u);
+  EXPECT_EQ(defaults.to_string().find("pinned"), std::string::npos);
+  for (const char* bad : {"pinned_num_register_threads:6", "pinned_num_register_threads:256",
+                          "pinned_num_register_threads:0", "pinned_num_register_threads:2.5"}) {
+    try {
+      (void)AllocatorConfig::parse(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "': must be a power of two from 1 to 128"),
+                std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW((void)AllocatorConfig::parse("pinned_use_cuda_host_register:yes"), InvalidArgumentError);
+}
+
 // torch's list form: each entry names the power-of-two interval (in MiB) that starts there; the
 // first entry also covers every interval below it, ">" every interval after the last one named.
 TEST(AllocatorConfigParse, RoundupDivisionsPerIntervalAsTorchReadsThem) {

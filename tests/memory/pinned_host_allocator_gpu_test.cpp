@@ -14,6 +14,8 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/event.hpp"
 #include "cudakit/core/stream.hpp"
+#include "cudakit/memory/pinned_event_source.hpp"
+#include "cudakit/memory/pinned_memory_provider.hpp"
 #include "support/gpu_test.hpp"
 #include "support/kernels.hpp"
 
@@ -60,6 +62,42 @@ unsigned long long device_mismatches(const Stream& stream, const void* ptr, std:
 }
 
 constexpr std::uint64_t kSpinNs = 300'000'000;  // keeps a stream busy far longer than the checks
+
+// Registered memory (pinned_use_cuda_host_register): page-locked host memory that asynchronous
+// copies use both ways, through the caching allocator with record_stream as any pinned block.
+TEST(PinnedHostAllocatorGpu, RegisteredMemoryCarriesCopiesBothWays) {
+  CUDAKIT_REQUIRE_GPU();
+  PinnedHostAllocator allocator(cudakit::memory::make_registered_pinned_memory_provider(8),
+                                cudakit::memory::make_cuda_pinned_event_source());
+  constexpr std::size_t kBytes = (64u << 20) + 4096;  // a 128 MiB size class, 8 threads fault it
+  auto* source = static_cast<std::uint8_t*>(allocator.allocate(kBytes));
+  auto* back = static_cast<std::uint8_t*>(allocator.allocate(kBytes));
+  for (void* p : {static_cast<void*>(source), static_cast<void*>(back)}) {
+    cudaPointerAttributes attributes{};
+    CUDAKIT_CHECK_CUDA(cudaPointerGetAttributes(&attributes, p));
+    EXPECT_EQ(attributes.type, cudaMemoryTypeHost);
+    EXPECT_NE(attributes.devicePointer, nullptr);
+  }
+  EXPECT_EQ(allocator.stats().reserved_bytes.current, 2 * PinnedHostAllocator::size_class(kBytes));
+  for (std::size_t i = 0; i < kBytes; ++i) source[i] = static_cast<std::uint8_t>(i * 7 + (i >> 20));
+  Stream stream;
+  DeviceBuffer device(kBytes);
+  CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(device.get(), source, kBytes, cudaMemcpyHostToDevice, stream.handle()));
+  CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(back, device.get(), kBytes, cudaMemcpyDeviceToHost, stream.handle()));
+  allocator.record_stream(source, stream);
+  allocator.record_stream(back, stream);
+  stream.synchronize();
+  EXPECT_EQ(std::memcmp(source, back, kBytes), 0);
+  allocator.deallocate(source);
+  allocator.deallocate(back);
+  allocator.empty_cache();
+  EXPECT_EQ(allocator.stats().reserved_bytes.current, 0u);
+  // Memory that was never registered here is not unregistered (and not unmapped) by free().
+  auto provider = cudakit::memory::make_registered_pinned_memory_provider(1);
+  int local = 0;
+  provider->free(&local);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
 
 TEST(PinnedHostAllocatorGpu, MemoryIsPageLockedHostMemory) {
   CUDAKIT_REQUIRE_GPU();

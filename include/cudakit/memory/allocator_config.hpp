@@ -34,6 +34,13 @@ struct AllocatorConfig {
   std::array<unsigned, kRoundupIntervals> roundup_power2_divisions{};
   // Limit on reserved memory as a fraction of the device's total (set_per_process_memory_fraction).
   double per_process_memory_fraction = 1.0;
+  // Pinned host memory (PinnedHostAllocator; torch reads these keys from the same variable):
+  // page-locked blocks from mmap + cudaHostRegister instead of cudaHostAlloc
+  // (pinned_use_cuda_host_register), their pages first faulted in by this many threads
+  // (pinned_num_register_threads: a power of two up to 128; no effect without the first key).
+  // See Note [Registered pinned memory].
+  bool pinned_use_host_register = false;
+  unsigned pinned_num_register_threads = 1;
 
   // Parses "expandable_segments:True,max_split_size_mb:128,...". Unknown keys and bad values
   // are errors naming the key and the value. @throws InvalidArgumentError
