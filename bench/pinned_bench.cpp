@@ -22,7 +22,7 @@
 
 namespace {
 
-using cudakit::bench::median_us;
+using cudakit::bench::elapsed_us;
 using cudakit::memory::PinnedMemoryProvider;
 
 struct Provider {
@@ -71,17 +71,23 @@ int main() {
     const std::size_t bytes = mib << 20;
     const int reps = mib >= 1024 ? 3 : 5;
     for (Provider& p : providers) {
-      std::vector<void*> blocks;
-      const double alloc_us = median_us(reps, [&] {
-        void* block = p.memory->allocate(bytes);
-        if (block == nullptr) throw cudakit::InvalidArgumentError("pinned_bench", p.label + " ran out of memory");
-        blocks.push_back(block);
-      });
-      const double rate = mib == 1024 ? h2d_gb_per_s(blocks.front(), bytes) : 0.0;
-      std::size_t next = 0;
-      const double free_us = median_us(reps, [&] { p.memory->free(blocks[next++]); });
-      std::printf("%-22s %8zu %14.2f %12.2f %10s\n", p.label.c_str(), mib, alloc_us / 1e3, free_us / 1e3,
-                  rate > 0 ? std::to_string(rate).substr(0, 5).c_str() : "");
+      // Each block is freed before the next is made, as torch_pinned_bench.py does.
+      std::vector<double> alloc_us, free_us;
+      double rate = 0;
+      for (int r = 0; r < reps; ++r) {
+        void* block = nullptr;
+        alloc_us.push_back(elapsed_us([&] { block = p.memory->allocate(bytes); }));
+        if (block == nullptr) {
+          std::printf("%-22s %8zu: out of memory\n", p.label.c_str(), mib);
+          return 1;
+        }
+        if (mib == 1024 && r == 0) rate = h2d_gb_per_s(block, bytes);
+        free_us.push_back(elapsed_us([&] { p.memory->free(block); }));
+      }
+      std::sort(alloc_us.begin(), alloc_us.end());
+      std::sort(free_us.begin(), free_us.end());
+      std::printf("%-22s %8zu %14.2f %12.2f %10s\n", p.label.c_str(), mib, alloc_us[reps / 2] / 1e3,
+                  free_us[reps / 2] / 1e3, rate > 0 ? std::to_string(rate).substr(0, 5).c_str() : "");
     }
   }
   return 0;

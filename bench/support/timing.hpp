@@ -8,16 +8,20 @@
 
 namespace cudakit::bench {
 
+// Microseconds one call of f() takes.
+template <class F>
+double elapsed_us(F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+}
+
 // Median over `reps` calls of f(), in microseconds.
 template <class F>
 double median_us(int reps, F&& f) {
   std::vector<double> t;
   t.reserve(static_cast<std::size_t>(reps));
-  for (int i = 0; i < reps; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-  }
+  for (int i = 0; i < reps; ++i) t.push_back(elapsed_us(f));
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
