@@ -18,6 +18,7 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/allocator_config.hpp"
 #include "memory/detail/fault_in_pages.hpp"
+#include "memory/detail/host_memory.hpp"
 
 namespace cudakit::memory {
 namespace {
@@ -395,7 +396,9 @@ class CudaPinnedMemoryProvider final : public PinnedMemoryProvider {
 // pinned_use_cuda_host_register (torch's key), a block is an anonymous mmap instead: up to
 // pinned_num_register_threads threads fault its pages in at once (the kernel allocates and
 // zeroes them in parallel), and cudaHostRegister then only locks and maps pages that already
-// exist. Huge-page advice makes the faults 2 MiB each where the kernel allows it. The block is
+// exist. Huge-page advice makes the faults 2 MiB each where the kernel allows it. A request
+// larger than the host memory available is refused before any page is touched: faulting it in
+// would bring the kernel's out-of-memory killer rather than an error. The block is
 // as usable as cudaHostAlloc's for asynchronous copies (the GPU tier checks copies both ways).
 class RegisteredPinnedMemoryProvider final : public PinnedMemoryProvider {
  public:
@@ -406,6 +409,11 @@ class RegisteredPinnedMemoryProvider final : public PinnedMemoryProvider {
   }
 
   void* allocate(std::size_t bytes) override {
+    // Faulting in more than the host (or the process's cgroup) has left would wake the kernel's
+    // out-of-memory killer; refusing lets the allocator free its cache, retry, and then throw.
+    if (const auto available = detail::host_memory_available(); available && bytes > *available) {
+      return nullptr;
+    }
     void* ptr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (ptr == MAP_FAILED) return nullptr;  // the allocator frees its cache and retries
     (void)::madvise(ptr, bytes, MADV_HUGEPAGE);  // advice only: without THP, 4 KiB faults
@@ -444,7 +452,9 @@ class RegisteredPinnedMemoryProvider final : public PinnedMemoryProvider {
     ::munmap(ptr, bytes);
   }
 
-  [[nodiscard]] std::string_view name() const noexcept override { return "cudaHostRegister"; }
+  [[nodiscard]] std::string_view name() const noexcept override {
+    return "mmap + cudaHostRegister (refused beyond the host memory available)";
+  }
 
  private:
   static constexpr std::size_t kFaultStride = 4096;               // the smallest page there is
