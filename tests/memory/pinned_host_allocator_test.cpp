@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "cudakit/core/error.hpp"
+#include "cudakit/memory/allocator_config.hpp"
+#include "cudakit/memory/pinned_memory_provider.hpp"
 
 namespace {
 
@@ -236,6 +238,16 @@ TEST(PinnedHostAllocator, SizeClassesArePowersOfTwoOfAtLeast512Bytes) {
   EXPECT_EQ(PinnedHostAllocator::size_class(std::size_t{1} << 63), std::size_t{1} << 63);
   EXPECT_THROW((void)PinnedHostAllocator::size_class((std::size_t{1} << 63) + 1),
                OutOfMemoryError);
+}
+
+// The provider the config's pinned keys choose; making one touches no CUDA state.
+TEST(PinnedMemoryProviders, ConfigKeysChooseTheProvider) {
+  using cudakit::memory::AllocatorConfig;
+  EXPECT_EQ(cudakit::memory::make_pinned_memory_provider(AllocatorConfig{})->name(), "cudaHostAlloc");
+  const auto registered = cudakit::memory::make_pinned_memory_provider(
+      AllocatorConfig::parse("pinned_use_cuda_host_register:True,pinned_num_register_threads:4"));
+  EXPECT_TRUE(registered->name().starts_with("mmap + cudaHostRegister")) << registered->name();
+  EXPECT_THROW((void)cudakit::memory::make_registered_pinned_memory_provider(0), InvalidArgumentError);
 }
 
 TEST(PinnedHostAllocator, NullProviderOrEventSourceIsRejected) {
