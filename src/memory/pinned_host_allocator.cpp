@@ -4,21 +4,16 @@
 #include "cudakit/memory/pinned_host_allocator.hpp"
 
 #include <cuda_runtime_api.h>
-#include <sys/mman.h>
 
 #include <bit>
 #include <limits>
-#include <mutex>
 #include <source_location>
-#include <unordered_map>
 #include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/allocator_config.hpp"
-#include "memory/detail/fault_in_pages.hpp"
-#include "memory/detail/host_memory.hpp"
 
 namespace cudakit::memory {
 namespace {
@@ -75,7 +70,7 @@ std::size_t PinnedHostAllocator::size_class(std::size_t bytes) {
   constexpr std::size_t kLargest = std::size_t{1} << (std::numeric_limits<std::size_t>::digits - 1);
   if (bytes > kLargest) {
     throw OutOfMemoryError("PinnedHostAllocator::allocate",
-                           cudakit::detail::concat("cannot allocate ", bytes,
+                           detail::concat("cannot allocate ", bytes,
                                           " bytes of pinned host memory: the largest size class is ",
                                           kLargest, " bytes"),
                            bytes);
@@ -112,7 +107,7 @@ void* PinnedHostAllocator::allocate(std::size_t bytes) {
       ++stats_.num_ooms;
       throw OutOfMemoryError(
           "PinnedHostAllocator::allocate",
-          cudakit::detail::concat("cannot allocate ", bytes, " bytes of pinned host memory (size class ",
+          detail::concat("cannot allocate ", bytes, " bytes of pinned host memory (size class ",
                          size, " bytes): ", provider_->name(), " failed even after freeing ",
                          freed_bytes, " cached bytes (", freed.size(),
                          " blocks) and retrying; the allocator still holds ",
@@ -183,19 +178,19 @@ void PinnedHostAllocator::deallocate(void* ptr) {
     if (const Block* inner = find_block_containing(ptr)) {
       throw InvalidArgumentError(
           "PinnedHostAllocator::deallocate",
-          cudakit::detail::concat("pointer ", ptr, " lies inside the pinned block at ", inner->ptr, " (",
+          detail::concat("pointer ", ptr, " lies inside the pinned block at ", inner->ptr, " (",
                          inner->size,
                          " bytes) but is not its start: pass the pointer allocate() returned"));
     }
     throw InvalidArgumentError(
         "PinnedHostAllocator::deallocate",
-        cudakit::detail::concat("pointer ", ptr, " was not allocated by this PinnedHostAllocator"));
+        detail::concat("pointer ", ptr, " was not allocated by this PinnedHostAllocator"));
   }
   Block& block = *it->second;
   if (block.state != BlockState::allocated) {
     throw InvalidArgumentError(
         "PinnedHostAllocator::deallocate",
-        cudakit::detail::concat("pointer ", ptr, " was already deallocated (double free)"));
+        detail::concat("pointer ", ptr, " was already deallocated (double free)"));
   }
 
   if (block.streams.empty()) {
@@ -249,12 +244,12 @@ void PinnedHostAllocator::record_stream(void* ptr, StreamRef stream) {
   if (block == nullptr) {
     throw InvalidArgumentError(
         "PinnedHostAllocator::record_stream",
-        cudakit::detail::concat("pointer ", ptr, " lies in no block allocated by this PinnedHostAllocator"));
+        detail::concat("pointer ", ptr, " lies in no block allocated by this PinnedHostAllocator"));
   }
   if (block->state != BlockState::allocated) {
     throw InvalidArgumentError(
         "PinnedHostAllocator::record_stream",
-        cudakit::detail::concat("pointer ", ptr, " lies in the pinned block at ", block->ptr,
+        detail::concat("pointer ", ptr, " lies in the pinned block at ", block->ptr,
                        ", which was already deallocated"));
   }
   for (const StreamRef known : block->streams) {
@@ -379,7 +374,7 @@ class CudaPinnedMemoryProvider final : public PinnedMemoryProvider {
       return nullptr;  // the allocator frees its cache and retries
     }
     if (status != cudaSuccess) {
-      cudakit::detail::throw_cuda_error(status, "cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault)",
+      detail::throw_cuda_error(status, "cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault)",
                                std::source_location::current());
     }
     return ptr;
@@ -388,80 +383,6 @@ class CudaPinnedMemoryProvider final : public PinnedMemoryProvider {
   void free(void* ptr) noexcept override { CUDAKIT_WARN_CUDA(cudaFreeHost(ptr)); }
 
   [[nodiscard]] std::string_view name() const noexcept override { return "cudaHostAlloc"; }
-};
-
-// Note [Registered pinned memory]
-// cudaHostAlloc allocates, zeroes and page-locks a block in one call, on the calling thread,
-// and the kernel's page faults for it happen one page at a time inside the driver. With
-// pinned_use_cuda_host_register (torch's key), a block is an anonymous mmap instead: up to
-// pinned_num_register_threads threads fault its pages in at once (the kernel allocates and
-// zeroes them in parallel), and cudaHostRegister then only locks and maps pages that already
-// exist. Huge-page advice makes the faults 2 MiB each where the kernel allows it. A request
-// larger than the host memory available is refused before any page is touched: faulting it in
-// would bring the kernel's out-of-memory killer rather than an error. The block is
-// as usable as cudaHostAlloc's for asynchronous copies (the GPU tier checks copies both ways).
-class RegisteredPinnedMemoryProvider final : public PinnedMemoryProvider {
- public:
-  explicit RegisteredPinnedMemoryProvider(unsigned fault_threads) : fault_threads_(fault_threads) {
-    if (fault_threads == 0) {
-      throw InvalidArgumentError("make_registered_pinned_memory_provider", "fault_threads must be at least 1");
-    }
-  }
-
-  void* allocate(std::size_t bytes) override {
-    // Faulting in more than the host (or the process's cgroup) has left would wake the kernel's
-    // out-of-memory killer; refusing lets the allocator free its cache, retry, and then throw.
-    if (const auto available = detail::host_memory_available(); available && bytes > *available) {
-      return nullptr;
-    }
-    void* ptr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (ptr == MAP_FAILED) return nullptr;  // the allocator frees its cache and retries
-    (void)::madvise(ptr, bytes, MADV_HUGEPAGE);  // advice only: without THP, 4 KiB faults
-    cudaError_t status = cudaSuccess;
-    try {
-      (void)detail::fault_in_pages(ptr, bytes, kFaultStride, fault_threads_, kMinBytesPerThread);
-      status = cudaHostRegister(ptr, bytes, cudaHostRegisterDefault);
-    } catch (...) {
-      ::munmap(ptr, bytes);
-      throw;
-    }
-    if (status != cudaSuccess) {
-      ::munmap(ptr, bytes);
-      if (status == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();
-        return nullptr;
-      }
-      cudakit::detail::throw_cuda_error(status, "cudaHostRegister(ptr, bytes, cudaHostRegisterDefault)",
-                               std::source_location::current());
-    }
-    std::lock_guard lock(mutex_);
-    sizes_.emplace(ptr, bytes);
-    return ptr;
-  }
-
-  void free(void* ptr) noexcept override {
-    std::size_t bytes = 0;
-    {
-      std::lock_guard lock(mutex_);
-      const auto it = sizes_.find(ptr);
-      if (it == sizes_.end()) return;  // not ours: nothing to unmap
-      bytes = it->second;
-      sizes_.erase(it);
-    }
-    CUDAKIT_WARN_CUDA(cudaHostUnregister(ptr));
-    ::munmap(ptr, bytes);
-  }
-
-  [[nodiscard]] std::string_view name() const noexcept override {
-    return "mmap + cudaHostRegister (refused beyond the host memory available)";
-  }
-
- private:
-  static constexpr std::size_t kFaultStride = 4096;               // the smallest page there is
-  static constexpr std::size_t kMinBytesPerThread = std::size_t{4} << 20;  // a thread costs ~50 us
-  unsigned fault_threads_;
-  std::mutex mutex_;
-  std::unordered_map<void*, std::size_t> sizes_;
 };
 
 class CudaPinnedEventSource final : public PinnedEventSource {
@@ -496,17 +417,6 @@ class CudaPinnedEventSource final : public PinnedEventSource {
 
 std::unique_ptr<PinnedMemoryProvider> make_cuda_pinned_memory_provider() {
   return std::make_unique<CudaPinnedMemoryProvider>();
-}
-
-std::unique_ptr<PinnedMemoryProvider> make_registered_pinned_memory_provider(unsigned fault_threads) {
-  return std::make_unique<RegisteredPinnedMemoryProvider>(fault_threads);
-}
-
-std::unique_ptr<PinnedMemoryProvider> make_pinned_memory_provider(const AllocatorConfig& config) {
-  if (config.pinned_use_host_register) {
-    return make_registered_pinned_memory_provider(config.pinned_num_register_threads);
-  }
-  return make_cuda_pinned_memory_provider();
 }
 
 std::unique_ptr<PinnedEventSource> make_cuda_pinned_event_source() {

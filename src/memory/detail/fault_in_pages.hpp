@@ -1,6 +1,6 @@
 #pragma once
 // Faulting in the pages of a fresh anonymous mapping from several threads at once, before the
-// mapping is page-locked (See Note [Registered pinned memory] in pinned_host_allocator.cpp).
+// mapping is page-locked (See Note [Registered pinned memory] in registered_pinned_memory_provider.cpp).
 
 #include <cstddef>
 
