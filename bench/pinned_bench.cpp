@@ -53,7 +53,10 @@ double h2d_gb_per_s(const void* host, std::size_t bytes) {
 
 }  // namespace
 
-int main() {
+// Usage: pinned_bench [PREFIX]: only the providers whose label starts with PREFIX
+// ("cudaHostAlloc", "register").
+int main(int argc, char** argv) {
+  const std::string only = argc > 1 ? argv[1] : "";
   if (!cudakit::is_available()) {
     std::printf("no CUDA device: pinned memory benchmark skipped\n");
     return 0;
@@ -66,6 +69,7 @@ int main() {
     providers.push_back({"register, " + std::to_string(threads) + " threads",
                          cudakit::memory::make_registered_pinned_memory_provider(threads)});
   }
+  std::erase_if(providers, [&](const Provider& p) { return !p.label.starts_with(only); });
   std::printf("%-22s %8s %14s %12s %10s\n", "provider", "MiB", "allocate ms", "free ms", "H2D GB/s");
   for (std::size_t mib : {16, 256, 1024, 4096}) {
     const std::size_t bytes = mib << 20;
