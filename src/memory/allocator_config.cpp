@@ -13,6 +13,28 @@ namespace {
 
 constexpr unsigned kMaxRegisterThreads = 128;  // torch's limit
 
+// Why a key that torch reads is not taken here; empty for keys torch does not know either. A
+// config copied from a torch program then fails with the reason, not as a typo would.
+std::string_view unsupported_torch_key(std::string_view key) {
+  if (key == "backend") {
+    return "the allocator is always cudakit's caching allocator (cudaMallocAsync is slower and "
+           "more fragmented on the recorded traces: README, allocator table)";
+  }
+  if (key == "release_lock_on_cudamalloc") {
+    return "there is no device-wide lock to release: a growth holds only the lock of its own "
+           "stream's shard, and other streams allocate meanwhile";
+  }
+  if (key == "pinned_use_background_threads") {
+    return "pinned events are polled by allocate() and process_events(), never by a thread of "
+           "the allocator's own";
+  }
+  if (key == "expandable_segments_handle_type" || key == "graph_capture_record_stream_reuse" ||
+      key == "pinned_reserve_segment_size_mb") {
+    return "not supported";
+  }
+  return {};
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -155,6 +177,8 @@ AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig co
         bad(key, value, detail::concat("must be a power of two from 1 to ", kMaxRegisterThreads));
       }
       config.pinned_num_register_threads = threads;
+    } else if (const std::string_view why = unsupported_torch_key(key); !why.empty()) {
+      bad(key, value, detail::concat("a PYTORCH_CUDA_ALLOC_CONF key that cudakit does not implement: ", why));
     } else {
       bad(key, value,
           "unknown key (known: max_split_size_mb, max_non_split_rounding_mb, "

@@ -456,6 +456,12 @@ TEST(AllocatorConfigParse, TorchSyntaxAndClearErrors) {
   EXPECT_NE(error_of("garbage_collection_threshold:1.5").find("strictly between 0 and 1"), std::string::npos);
   EXPECT_NE(error_of("expandable_segments:maybe").find("expected True or False"), std::string::npos);
   EXPECT_NE(error_of("bogus_key:1").find("unknown key"), std::string::npos);
+  // torch's keys that are not implemented say so, with the reason, instead of looking like typos.
+  EXPECT_NE(error_of("backend:cudaMallocAsync")
+                .find("'backend:cudaMallocAsync': a PYTORCH_CUDA_ALLOC_CONF key that cudakit does not implement"),
+            std::string::npos);
+  EXPECT_NE(error_of("release_lock_on_cudamalloc:True").find("no device-wide lock"), std::string::npos);
+  EXPECT_EQ(error_of("pinned_use_background_threads:True").find("unknown key"), std::string::npos);
   EXPECT_NE(error_of("roundup_power2_divisions:3").find("power of two"), std::string::npos);
   EXPECT_NE(error_of("roundup_power2_divisions:[256:3]").find("divisions '3' must be 0 or a power of two"),
             std::string::npos);
