@@ -44,6 +44,11 @@ class RegisteredPinnedMemoryProvider final : public PinnedMemoryProvider {
     void* ptr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (ptr == MAP_FAILED) return nullptr;  // the allocator frees its cache and retries
     (void)::madvise(ptr, bytes, MADV_HUGEPAGE);  // advice only: without THP, 4 KiB faults
+    // A forked child (a data-loading worker, say) gets no copy of the block: otherwise the kernel
+    // copies every pinned page into each child at fork, or, on kernels before the pinned-page
+    // copy-on-write fixes, a write after the fork moves the parent's page away from the one the
+    // GPU reads.
+    (void)::madvise(ptr, bytes, MADV_DONTFORK);
     cudaError_t status = cudaSuccess;
     try {
       (void)detail::fault_in_pages(ptr, bytes, kFaultStride, fault_threads_, kMinBytesPerThread);
