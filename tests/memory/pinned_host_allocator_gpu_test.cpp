@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -62,6 +67,31 @@ unsigned long long device_mismatches(const Stream& stream, const void* ptr, std:
 }
 
 constexpr std::uint64_t kSpinNs = 300'000'000;  // keeps a stream busy far longer than the checks
+
+// A forked child sees no registered block: the parent's pinned pages are neither copied nor
+// shared with it (the child checks with mincore, which fails with ENOMEM on unmapped memory,
+// and exits without touching CUDA).
+TEST(PinnedHostAllocatorGpu, RegisteredBlocksAreNotInheritedByForkedChildren) {
+  CUDAKIT_REQUIRE_GPU();
+  auto provider = cudakit::memory::make_registered_pinned_memory_provider(2);
+  constexpr std::size_t kBytes = 8u << 20;
+  void* block = provider->allocate(kBytes);
+  ASSERT_NE(block, nullptr);
+  std::memset(block, 7, kBytes);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    unsigned char resident = 0;
+    const bool unmapped = ::mincore(block, 4096, &resident) != 0 && errno == ENOMEM;
+    ::_exit(unmapped ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child could see the parent's registered block";
+  EXPECT_EQ(static_cast<unsigned char*>(block)[kBytes - 1], 7);  // the parent's block is intact
+  provider->free(block);
+}
 
 // Registered memory (pinned_use_cuda_host_register): page-locked host memory that asynchronous
 // copies use both ways, through the caching allocator with record_stream as any pinned block.
