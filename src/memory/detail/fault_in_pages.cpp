@@ -1,6 +1,7 @@
 #include "memory/detail/fault_in_pages.hpp"
 
 #include <algorithm>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -22,13 +23,21 @@ unsigned fault_in_pages(void* base, std::size_t bytes, std::size_t page_bytes, u
   auto* const first = static_cast<volatile char*>(base);
   // Thread t takes pages [t * pages / used, (t + 1) * pages / used).
   auto run_start = [&](std::size_t t) { return t * pages / used; };
+  auto touch_run = [&](std::size_t t) {
+    touch(first + run_start(t) * page_bytes, run_start(t + 1) - run_start(t), page_bytes);
+  };
   std::vector<std::jthread> helpers;
   helpers.reserve(used - 1);
-  for (unsigned t = 1; t < used; ++t) {
-    helpers.emplace_back([=] { touch(first + run_start(t) * page_bytes, run_start(t + 1) - run_start(t), page_bytes); });
+  unsigned started = 1;  // the calling thread counts
+  try {
+    for (; started < used; ++started) helpers.emplace_back([=] { touch_run(started); });
+  } catch (const std::system_error&) {
+    // No more threads to be had (a process or container limit): the runs without a helper fall
+    // to the calling thread, which is slower but still faults every page.
   }
-  touch(first, run_start(1), page_bytes);
-  return used;  // the helpers join here
+  for (unsigned t = started; t < used; ++t) touch_run(t);
+  touch_run(0);
+  return started;  // the helpers join here
 }
 
 }  // namespace cudakit::memory::detail
