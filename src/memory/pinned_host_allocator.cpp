@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <bit>
+#include <chrono>
 #include <limits>
 #include <source_location>
 #include <utility>
@@ -27,6 +28,12 @@ void shrink(PinnedHostStat& stat, std::size_t bytes) noexcept { stat.current -= 
 
 std::size_t size_class_index(std::size_t size) noexcept {
   return static_cast<std::size_t>(std::countr_zero(size));
+}
+
+using Clock = std::chrono::steady_clock;
+
+double microseconds_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
 }
 
 }  // namespace
@@ -88,7 +95,9 @@ void* PinnedHostAllocator::allocate(std::size_t bytes) {
   }
   // Outside the lock: cudaHostAlloc maps and locks pages, which takes milliseconds for large
   // blocks, and other threads may meanwhile be served from the cache.
+  auto start = Clock::now();
   void* ptr = provider_->allocate(size);
+  double provider_us = microseconds_since(start);
   if (ptr == nullptr) {
     std::vector<Block> freed;
     {
@@ -99,7 +108,9 @@ void* PinnedHostAllocator::allocate(std::size_t bytes) {
       freed = detach_cached();
     }
     free_blocks(freed);
+    start = Clock::now();
     ptr = provider_->allocate(size);
+    provider_us = microseconds_since(start);
     if (ptr == nullptr) {
       std::size_t freed_bytes = 0;
       for (const Block& block : freed) freed_bytes += block.size;
@@ -119,10 +130,10 @@ void* PinnedHostAllocator::allocate(std::size_t bytes) {
     }
   }
   std::lock_guard lock(mutex_);
-  return insert_new_block(ptr, size);
+  return insert_new_block(ptr, size, provider_us);
 }
 
-void* PinnedHostAllocator::insert_new_block(void* ptr, std::size_t size) {
+void* PinnedHostAllocator::insert_new_block(void* ptr, std::size_t size, double provider_us) {
   auto block = std::make_unique<Block>();
   block->ptr = ptr;
   block->size = size;
@@ -133,6 +144,7 @@ void* PinnedHostAllocator::insert_new_block(void* ptr, std::size_t size) {
     throw;
   }
   ++stats_.num_host_allocs;
+  stats_.host_alloc_time.add(provider_us);
   ++stats_.num_allocations;
   ++stats_.allocated_blocks;
   grow(stats_.reserved_bytes, size);
@@ -312,7 +324,15 @@ std::vector<PinnedHostAllocator::Block> PinnedHostAllocator::detach_cached() {
 }
 
 void PinnedHostAllocator::free_blocks(const std::vector<Block>& blocks) noexcept {
-  for (const Block& block : blocks) provider_->free(block.ptr);
+  if (blocks.empty()) return;
+  PinnedHostDuration took;
+  for (const Block& block : blocks) {
+    const auto start = Clock::now();
+    provider_->free(block.ptr);
+    took.add(microseconds_since(start));
+  }
+  std::lock_guard lock(mutex_);
+  stats_.host_free_time.merge(took);
 }
 
 void PinnedHostAllocator::empty_cache() {

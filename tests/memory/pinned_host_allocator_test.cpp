@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +40,7 @@ using cudakit::memory::PinnedMemoryProvider;
 class MallocProvider final : public PinnedMemoryProvider {
  public:
   void* allocate(std::size_t bytes) override {
+    std::this_thread::sleep_for(alloc_delay_);
     std::lock_guard lock(mutex_);
     ++calls_;
     if (live_bytes_ + bytes > limit_) return nullptr;
@@ -49,6 +51,7 @@ class MallocProvider final : public PinnedMemoryProvider {
     return ptr;
   }
   void free(void* ptr) noexcept override {
+    std::this_thread::sleep_for(free_delay_);
     std::lock_guard lock(mutex_);
     auto it = live_.find(ptr);
     if (it == live_.end()) {
@@ -61,6 +64,11 @@ class MallocProvider final : public PinnedMemoryProvider {
   }
   std::string_view name() const noexcept override { return "malloc"; }
 
+  // How long each call takes (set before the allocator is used from several threads).
+  void set_delays(std::chrono::microseconds alloc, std::chrono::microseconds free) {
+    alloc_delay_ = alloc;
+    free_delay_ = free;
+  }
   void set_limit(std::size_t limit) {
     std::lock_guard lock(mutex_);
     limit_ = limit;
@@ -89,6 +97,8 @@ class MallocProvider final : public PinnedMemoryProvider {
   std::size_t limit_ = SIZE_MAX;
   int calls_ = 0;
   int bad_frees_ = 0;
+  std::chrono::microseconds alloc_delay_{0};
+  std::chrono::microseconds free_delay_{0};
 };
 
 // Events that complete only when the test says so: complete_stream() plays the part of the
@@ -208,6 +218,8 @@ void expect_consistent(const PinnedHostStats& s) {
   EXPECT_GE(s.reserved_bytes.peak, s.allocated_bytes.peak);
   EXPECT_EQ(s.num_allocations, s.num_cache_hits + s.num_host_allocs);
   EXPECT_GE(s.num_host_allocs, s.num_host_frees);
+  EXPECT_EQ(s.host_alloc_time.count, s.num_host_allocs);
+  EXPECT_EQ(s.host_free_time.count, s.num_host_frees);
 }
 
 class PinnedHostAllocatorTest : public ::testing::Test {
@@ -255,6 +267,31 @@ TEST(PinnedHostAllocator, NullProviderOrEventSourceIsRejected) {
                InvalidArgumentError);
   EXPECT_THROW(PinnedHostAllocator(std::make_unique<MallocProvider>(), nullptr),
                InvalidArgumentError);
+}
+
+// torch's host_alloc_time / host_free_time: the provider calls' durations, cache hits excluded.
+TEST_F(PinnedHostAllocatorTest, ProviderCallTimesAreCounted) {
+  using namespace std::chrono_literals;
+  provider_->set_delays(3ms, 1ms);
+  void* a = allocator_->allocate(1000);
+  void* b = allocator_->allocate(5000);  // another size class: another provider call
+  allocator_->deallocate(a);
+  void* c = allocator_->allocate(900);   // a's class again: a cache hit, no provider call
+  EXPECT_EQ(c, a);
+  PinnedHostStats s = allocator_->stats();
+  EXPECT_EQ(s.host_alloc_time.count, 2u);
+  EXPECT_GE(s.host_alloc_time.min_us, 3000.0);
+  EXPECT_GE(s.host_alloc_time.max_us, s.host_alloc_time.min_us);
+  EXPECT_DOUBLE_EQ(s.host_alloc_time.average_us(), s.host_alloc_time.total_us / 2);
+  EXPECT_GE(s.host_alloc_time.total_us, s.host_alloc_time.min_us + s.host_alloc_time.max_us - 1e-9);
+  EXPECT_EQ(s.host_free_time.count, 0u);
+  allocator_->deallocate(b);
+  allocator_->deallocate(c);
+  allocator_->empty_cache();
+  s = allocator_->stats();
+  EXPECT_EQ(s.host_free_time.count, 2u);
+  EXPECT_GE(s.host_free_time.min_us, 1000.0);
+  provider_->set_delays(0us, 0us);
 }
 
 TEST_F(PinnedHostAllocatorTest, ZeroBytesGiveNullAndNullDeallocateIsANoOp) {

@@ -113,7 +113,7 @@ class PinnedHostAllocator {
   // Removes every cached block from the books and returns them, to be freed without the lock.
   std::vector<Block> detach_cached();
   void free_blocks(const std::vector<Block>& blocks) noexcept;
-  void* insert_new_block(void* ptr, std::size_t size);
+  void* insert_new_block(void* ptr, std::size_t size, double provider_us);
 
   std::unique_ptr<PinnedMemoryProvider> provider_;
   std::unique_ptr<PinnedEventSource> events_;
