@@ -78,13 +78,19 @@ bool parse_bool(std::string_view key, std::string_view value) {
   bad(key, value, "expected True or False");
 }
 
+// Whether `d` is a whole power of two no larger than `max` (range first: the cast needs it).
+bool is_power_of_two_up_to(double d, unsigned max) {
+  if (!(d >= 1 && d <= max)) return false;
+  const auto n = static_cast<unsigned>(d);
+  return d == n && std::has_single_bit(n);
+}
+
 unsigned parse_divisions(std::string_view key, std::string_view value, std::string_view entry) {
   const double d = parse_double(key, entry);
-  const auto n = static_cast<unsigned>(d);
-  if (d != n || (n != 0 && !std::has_single_bit(n)) || n > 64) {
+  if (d != 0 && !is_power_of_two_up_to(d, 64)) {
     bad(key, value, detail::concat("divisions '", entry, "' must be 0 or a power of two up to 64"));
   }
-  return n;
+  return static_cast<unsigned>(d);
 }
 
 // torch's list form: "[B:d,...,>:d]", B a power of two in MiB naming the interval that starts
@@ -172,11 +178,10 @@ AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig co
       config.pinned_use_host_register = parse_bool(key, value);
     } else if (key == "pinned_num_register_threads") {
       const double n = parse_double(key, value);
-      const auto threads = static_cast<unsigned>(n);
-      if (n != threads || !std::has_single_bit(threads) || threads > kMaxRegisterThreads) {
+      if (!is_power_of_two_up_to(n, kMaxRegisterThreads)) {
         bad(key, value, detail::concat("must be a power of two from 1 to ", kMaxRegisterThreads));
       }
-      config.pinned_num_register_threads = threads;
+      config.pinned_num_register_threads = static_cast<unsigned>(n);
     } else if (const std::string_view why = unsupported_torch_key(key); !why.empty()) {
       bad(key, value, detail::concat("a PYTORCH_CUDA_ALLOC_CONF key that cudakit does not implement: ", why));
     } else {

@@ -95,9 +95,14 @@ void* PinnedHostAllocator::allocate(std::size_t bytes) {
   }
   // Outside the lock: cudaHostAlloc maps and locks pages, which takes milliseconds for large
   // blocks, and other threads may meanwhile be served from the cache.
-  auto start = Clock::now();
-  void* ptr = provider_->allocate(size);
-  double provider_us = microseconds_since(start);
+  double provider_us = 0;
+  auto from_provider = [&] {
+    const auto start = Clock::now();
+    void* block = provider_->allocate(size);
+    provider_us = microseconds_since(start);
+    return block;
+  };
+  void* ptr = from_provider();
   if (ptr == nullptr) {
     std::vector<Block> freed;
     {
@@ -108,9 +113,7 @@ void* PinnedHostAllocator::allocate(std::size_t bytes) {
       freed = detach_cached();
     }
     free_blocks(freed);
-    start = Clock::now();
-    ptr = provider_->allocate(size);
-    provider_us = microseconds_since(start);
+    ptr = from_provider();
     if (ptr == nullptr) {
       std::size_t freed_bytes = 0;
       for (const Block& block : freed) freed_bytes += block.size;

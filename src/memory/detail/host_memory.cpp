@@ -60,7 +60,8 @@ std::optional<std::size_t> cgroup_headroom(std::string_view memory_max, std::str
 std::optional<std::size_t> host_memory_available() {
   std::optional<std::size_t> available;
   if (const auto meminfo = read_file("/proc/meminfo")) available = meminfo_available(*meminfo);
-  const std::string directory = cgroup_directory();
+  // A process stays in its cgroup, so the directory is looked up once; the figures change.
+  static const std::string directory = cgroup_directory();
   const auto max = read_file(directory + "/memory.max");
   const auto current = read_file(directory + "/memory.current");
   if (max && current) {
