@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <tuple>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
@@ -382,6 +383,10 @@ struct CachingAllocator::Impl {
   std::atomic<std::int64_t> ooms{0};
   std::atomic<std::int64_t> retries{0};
   std::atomic<std::int64_t> sync_all{0};
+
+  mutable std::mutex observers_mutex;
+  std::vector<std::pair<std::uint64_t, OutOfMemoryObserver>> oom_observers;
+  std::uint64_t next_observer_id = 1;
 
   std::mutex history_mutex;
   std::atomic<bool> history_enabled{false};
@@ -844,20 +849,36 @@ struct CachingAllocator::Impl {
     });
   }
 
-  std::string oom_report(std::size_t requested, const Pool& pool) const {
-    const auto [free, total] = pool.provider->memory_info();
-    std::size_t allocated = 0, reserved = 0, private_reserved = 0, largest = 0;
+  // What the allocator holds when `requested` bytes on `s` could not be had; info.report is
+  // left for oom_report().
+  OutOfMemoryInfo oom_info(std::size_t requested, const Shard& failed, bool capturing) const {
+    OutOfMemoryInfo info;
+    info.device = device;
+    info.requested_bytes = requested;
+    info.stream = failed.stream;
+    info.pool = failed.pool->id;
+    info.during_capture = capturing;
+    std::tie(info.device_free_bytes, info.device_total_bytes) = failed.pool->provider->memory_info();
     for_each_shard([&](Shard& s) {
       std::lock_guard lock(s.lock);
-      allocated += static_cast<std::size_t>(s.stats.allocated_bytes[0].current);
-      reserved += static_cast<std::size_t>(s.stats.reserved_bytes[0].current);
+      info.allocated_bytes += static_cast<std::size_t>(s.stats.allocated_bytes[0].current);
+      info.reserved_bytes += static_cast<std::size_t>(s.stats.reserved_bytes[0].current);
+    });
+    return info;
+  }
+
+  std::string oom_report(const OutOfMemoryInfo& info, const Pool& pool) const {
+    std::size_t private_reserved = 0, largest = 0;
+    for_each_shard([&](Shard& s) {
+      std::lock_guard lock(s.lock);
       if (!s.pool->id.is_default()) private_reserved += static_cast<std::size_t>(s.stats.reserved_bytes[0].current);
       largest = std::max({largest, s.small_index.largest(), s.large_index.largest()});
     });
+    const std::size_t allocated = info.allocated_bytes, reserved = info.reserved_bytes;
     std::string report = concat(
-        "tried to allocate ", format_bytes(requested), " on device ", device, " (", pool.provider->name(),
-        "). The device has ", format_bytes(total), " in total, of which ", format_bytes(free),
-        " is free. cudakit has ", format_bytes(allocated), " allocated and ",
+        "tried to allocate ", format_bytes(info.requested_bytes), " on device ", device, " (", pool.provider->name(),
+        "). The device has ", format_bytes(info.device_total_bytes), " in total, of which ",
+        format_bytes(info.device_free_bytes), " is free. cudakit has ", format_bytes(allocated), " allocated and ",
         format_bytes(reserved > allocated ? reserved - allocated : 0),
         " reserved but unallocated (largest free block ", format_bytes(largest), "); ",
         format_bytes(private_reserved), " is reserved by private pools.");
@@ -867,7 +888,39 @@ struct CachingAllocator::Impl {
     }
     report += " If reserved but unallocated memory is large, try expandable_segments:True in "
               "CUDAKIT_ALLOC_CONF, or free memory and call empty_cache().";
+    if (info.during_capture) {
+      report += " The allocation was made on a stream capturing a CUDA graph: cached memory was not "
+                "returned to the driver, since that synchronizes and would break the capture.";
+    }
     return report;
+  }
+
+  // Calls the out-of-memory observers (no lock held); what they throw is added to `report`.
+  // An allocation that fails inside an observer notifies no one: an observer that allocates
+  // must not recurse into itself.
+  void notify_oom_observers(OutOfMemoryInfo& info, std::string& report) const {
+    thread_local bool t_notifying = false;
+    if (t_notifying) return;
+    struct Scope {
+      Scope() { t_notifying = true; }
+      ~Scope() { t_notifying = false; }
+    } scope;
+    std::vector<OutOfMemoryObserver> observers;
+    {
+      std::lock_guard lock(observers_mutex);
+      for (const auto& [id, observer] : oom_observers) observers.push_back(observer);
+    }
+    const std::string message = report;  // observers see the report without each other's failures
+    info.report = message;
+    for (const OutOfMemoryObserver& observe : observers) {
+      try {
+        observe(info);
+      } catch (const std::exception& e) {
+        report += concat(" An out-of-memory observer threw: ", e.what());
+      } catch (...) {
+        report += " An out-of-memory observer threw an exception that is not a std::exception.";
+      }
+    }
   }
 
   // Returns the recently freed block to the free index (shard locked).
@@ -931,11 +984,9 @@ struct CachingAllocator::Impl {
     // The report visits every shard, this one included: built with no lock held.
     ooms.fetch_add(1);
     trace(TraceEntry::Action::oom, nullptr, bytes, s.stream);
-    std::string report = oom_report(bytes, *s.pool);
-    if (capturing) {
-      report += " The allocation was made on a stream capturing a CUDA graph: cached memory was not "
-                "returned to the driver, since that synchronizes and would break the capture.";
-    }
+    OutOfMemoryInfo info = oom_info(bytes, s, capturing);
+    std::string report = oom_report(info, *s.pool);
+    notify_oom_observers(info, report);
     throw OutOfMemoryError("CachingAllocator::allocate", report, bytes);
   }
 
@@ -1240,6 +1291,22 @@ void CachingAllocator::reset_accumulated_stats() {
   impl_->retries = 0;
   impl_->ooms = 0;
   impl_->sync_all = 0;
+}
+
+std::uint64_t CachingAllocator::attach_oom_observer(OutOfMemoryObserver observer) {
+  if (!observer) throw InvalidArgumentError("CachingAllocator::attach_oom_observer", "the observer is an empty function");
+  std::lock_guard lock(impl_->observers_mutex);
+  const std::uint64_t id = impl_->next_observer_id++;
+  impl_->oom_observers.emplace_back(id, std::move(observer));
+  return id;
+}
+
+void CachingAllocator::detach_oom_observer(std::uint64_t id) {
+  std::lock_guard lock(impl_->observers_mutex);
+  if (std::erase_if(impl_->oom_observers, [&](const auto& entry) { return entry.first == id; }) == 0) {
+    throw InvalidArgumentError("CachingAllocator::detach_oom_observer",
+                               concat("no out-of-memory observer is attached with id ", id));
+  }
 }
 
 void CachingAllocator::set_memory_fraction(double fraction) {

@@ -123,6 +123,10 @@ double get_per_process_memory_fraction(int device) {
   return device_allocator(device).config().per_process_memory_fraction;
 }
 
+std::uint64_t attach_out_of_memory_observer(OutOfMemoryObserver observer, int device) {
+  return device_allocator(device).attach_oom_observer(std::move(observer));
+}
+
 std::string memory_summary(int device) { return device_allocator(device).summary(); }
 
 // ---- MemPool ----
@@ -179,6 +183,13 @@ MemPool::~MemPool() {
 int MemPool::use_count() const noexcept { return static_cast<int>(users_.use_count()); }
 std::size_t MemPool::reserved_bytes() const { return device_allocator(device_).pool_reserved_bytes(id_); }
 std::size_t MemPool::allocated_bytes() const { return device_allocator(device_).pool_allocated_bytes(id_); }
+
+MemorySnapshot MemPool::snapshot() const {
+  MemorySnapshot all = device_allocator(device_).snapshot();
+  std::erase_if(all.segments, [&](const SegmentSnapshot& s) { return s.pool != id_; });
+  all.trace.clear();
+  return all;
+}
 
 use_mem_pool::use_mem_pool(MemPool& pool)
     : device_(pool.device_), previous_(t_current_pool[static_cast<std::size_t>(pool.device_)]), users_(pool.users_) {

@@ -271,6 +271,108 @@ TEST_P(CachingAllocatorModes, OutOfMemoryDuringCaptureReleasesNothing) {
   f.allocator.deallocate(keep);
 }
 
+// An out-of-memory observer runs with no lock held, so it can read statistics and take the
+// snapshot that shows the failure; what an observer throws is named in the error, which is
+// thrown all the same.
+TEST_P(CachingAllocatorModes, OutOfMemoryObserversSeeTheFailureAndMayTakeASnapshot) {
+  Fixture f(config(), 256 * MiB);
+  f.allocator.set_memory_fraction(0.5);  // 128 MiB
+  f.allocator.record_history(true);
+  void* keep = f.allocator.allocate(60 * MiB, kStreamA);
+  std::vector<OutOfMemoryInfo> seen;
+  std::vector<std::string> reports;
+  MemorySnapshot at_failure;
+  std::int64_t ooms_seen = -1;
+  (void)f.allocator.attach_oom_observer([&](const OutOfMemoryInfo& info) {
+    seen.push_back(info);
+    reports.emplace_back(info.report);
+    at_failure = f.allocator.snapshot();
+    ooms_seen = f.allocator.stats().num_ooms;
+  });
+  (void)f.allocator.attach_oom_observer([](const OutOfMemoryInfo&) { throw std::runtime_error("disk full"); });
+  try {
+    (void)f.allocator.allocate(100 * MiB, kStreamA);
+    FAIL() << "no OOM";
+  } catch (const OutOfMemoryError& e) {
+    const std::string what = e.what();
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_NE(what.find(reports[0]), std::string::npos) << "the observer saw the error's report";
+    EXPECT_NE(what.find("An out-of-memory observer threw: disk full"), std::string::npos) << what;
+    EXPECT_EQ(reports[0].find("disk full"), std::string::npos) << "observers see the report, not each other";
+  }
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].device, 0);
+  EXPECT_EQ(seen[0].requested_bytes, 100 * MiB);
+  EXPECT_EQ(seen[0].stream, kStreamA);
+  EXPECT_TRUE(seen[0].pool.is_default());
+  EXPECT_EQ(seen[0].allocated_bytes, 60 * MiB);
+  EXPECT_GE(seen[0].reserved_bytes, 60 * MiB);
+  EXPECT_LE(seen[0].reserved_bytes, 128 * MiB);
+  EXPECT_EQ(seen[0].device_total_bytes, 256 * MiB);
+  EXPECT_LE(seen[0].device_free_bytes, 256 * MiB - seen[0].reserved_bytes);
+  EXPECT_FALSE(seen[0].during_capture);
+  EXPECT_EQ(ooms_seen, 1);
+  ASSERT_FALSE(at_failure.trace.empty());
+  EXPECT_EQ(at_failure.trace.back().action, TraceEntry::Action::oom);
+  EXPECT_EQ(at_failure.trace.back().size, 100 * MiB);
+  void* fits = f.allocator.allocate(50 * MiB, kStreamA);  // the program goes on
+  f.allocator.deallocate(fits);
+  f.allocator.deallocate(keep);
+}
+
+// An observer that allocates and fails does not call itself again; an observer that frees
+// memory runs without deadlock; a detached observer is not called.
+TEST_P(CachingAllocatorModes, OutOfMemoryObserversMayAllocateFreeAndBeDetached) {
+  Fixture f(config(), 256 * MiB);
+  f.allocator.set_memory_fraction(0.5);
+  void* keep = f.allocator.allocate(60 * MiB, kStreamA);
+  int calls = 0;
+  const std::uint64_t greedy = f.allocator.attach_oom_observer([&](const OutOfMemoryInfo&) {
+    ++calls;
+    (void)f.allocator.allocate(200 * MiB, kStreamB);  // fails too, inside the observer
+  });
+  try {
+    (void)f.allocator.allocate(100 * MiB, kStreamA);
+    FAIL() << "no OOM";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("An out-of-memory observer threw: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tried to allocate 200.00 MiB"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(f.allocator.stats().num_ooms, 2);
+  f.allocator.detach_oom_observer(greedy);
+  bool freed = false;
+  (void)f.allocator.attach_oom_observer([&](const OutOfMemoryInfo&) {
+    f.allocator.deallocate(keep);
+    freed = true;
+  });
+  EXPECT_THROW((void)f.allocator.allocate(100 * MiB, kStreamA), OutOfMemoryError);
+  EXPECT_EQ(calls, 1) << "a detached observer was called";
+  EXPECT_TRUE(freed);
+  void* after = f.allocator.allocate(100 * MiB, kStreamA);  // fits now that the observer freed
+  f.allocator.deallocate(after);
+  try {
+    f.allocator.detach_oom_observer(greedy);
+    FAIL() << "detached twice";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("no out-of-memory observer is attached with id " + std::to_string(greedy)),
+              std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)f.allocator.attach_oom_observer(OutOfMemoryObserver{}), InvalidArgumentError);
+}
+
+TEST_P(CachingAllocatorModes, OutOfMemoryObserversAreToldOfACapture) {
+  Fixture f(config(), 256 * MiB);
+  f.allocator.set_memory_fraction(0.5);
+  std::vector<OutOfMemoryInfo> seen;
+  (void)f.allocator.attach_oom_observer([&](const OutOfMemoryInfo& info) { seen.push_back(info); });
+  f.events->set_capturing(kStreamA, true);
+  EXPECT_THROW((void)f.allocator.allocate(200 * MiB, kStreamA), OutOfMemoryError);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_TRUE(seen[0].during_capture);
+  f.events->set_capturing(kStreamA, false);
+}
+
 TEST_P(CachingAllocatorModes, UnknownPointersAreClearErrors) {
   Fixture f(config());
   int local = 0;

@@ -105,6 +105,15 @@ TEST_P(DeviceAllocatorGpu, FractionLimitGivesAClearOomAndTheProgramGoesOn) {
   Stream s;
   const auto key = reinterpret_cast<StreamKey>(s.handle());
   void* a = allocator->allocate(300 * MiB, key);
+  // An observer dumps the snapshot at the failure, as a server would to a file.
+  allocator->record_history(true, 1000);
+  OutOfMemoryInfo seen;
+  std::string dumped;
+  (void)allocator->attach_oom_observer([&](const OutOfMemoryInfo& info) {
+    seen = info;
+    seen.report = {};
+    dumped = snapshot_to_json(allocator->snapshot());
+  });
   try {
     (void)allocator->allocate(300 * MiB, key);
     FAIL() << "no OOM under the fraction limit";
@@ -114,6 +123,16 @@ TEST_P(DeviceAllocatorGpu, FractionLimitGivesAClearOomAndTheProgramGoesOn) {
     EXPECT_NE(what.find("per-process memory fraction"), std::string::npos) << what;
     EXPECT_NE(what.find("300.00 MiB allocated"), std::string::npos) << what;
   }
+  allocator->record_history(false);
+  EXPECT_EQ(seen.requested_bytes, 300 * MiB);
+  EXPECT_EQ(seen.allocated_bytes, 300 * MiB);
+  EXPECT_EQ(seen.device_total_bytes, total);
+  EXPECT_GT(seen.device_free_bytes, 0u);
+  EXPECT_LT(seen.device_free_bytes, total);
+  const MemorySnapshot at_failure = snapshot_from_json(dumped);
+  ASSERT_FALSE(at_failure.trace.empty());
+  EXPECT_EQ(at_failure.trace.back().action, TraceEntry::Action::oom);
+  EXPECT_EQ(at_failure.trace.back().size, 300 * MiB);
   allocator->deallocate(a);
   void* b = allocator->allocate(400 * MiB, key);  // fits once the first is gone
   cudakit::testing::launch_fill_bytes(s.handle(), b, 400 * MiB, 9);
@@ -142,6 +161,19 @@ TEST(DeviceAllocatorFacadeGpu, StatsPoolsAndSnapshot) {
       in_pool = allocate(3 * MiB, s);
     }
     EXPECT_EQ(pool.allocated_bytes(), 3 * MiB);
+    // The pool's snapshot holds its segments only: the pool's block, not the default pool's.
+    const MemorySnapshot pool_snap = pool.snapshot();
+    ASSERT_FALSE(pool_snap.segments.empty());
+    bool has_in_pool = false, has_default = false;
+    for (const SegmentSnapshot& seg : pool_snap.segments) {
+      EXPECT_EQ(seg.pool, pool.id());
+      for (const BlockSnapshot& b : seg.blocks) {
+        has_in_pool |= b.address == reinterpret_cast<std::uintptr_t>(in_pool);
+        has_default |= b.address == reinterpret_cast<std::uintptr_t>(p);
+      }
+    }
+    EXPECT_TRUE(has_in_pool);
+    EXPECT_FALSE(has_default);
     EXPECT_EQ(memory_allocated(), before + 13 * MiB);
     deallocate(in_pool);
     EXPECT_GT(pool.reserved_bytes(), 0u);

@@ -9,7 +9,6 @@
 // contend (See Note [Shards and statistics]).
 
 #include <chrono>
-#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -19,19 +18,12 @@
 
 #include "cudakit/memory/allocator_config.hpp"
 #include "cudakit/memory/memory_stats.hpp"
+#include "cudakit/memory/out_of_memory_observer.hpp"
+#include "cudakit/memory/pool_id.hpp"
 #include "cudakit/memory/segment_provider.hpp"
 #include "cudakit/memory/stream_events.hpp"
 
 namespace cudakit::memory {
-
-// A memory pool's id, as torch's MempoolId_t: {0, 0} is the default pool; graph pools and
-// user pools get unique ids from new_pool_id().
-struct PoolId {
-  std::uint64_t first = 0;
-  std::uint64_t second = 0;
-  friend auto operator<=>(const PoolId&, const PoolId&) = default;
-  [[nodiscard]] bool is_default() const noexcept { return first == 0 && second == 0; }
-};
 
 // One stack frame of an allocation's context (record_memory_history).
 struct StackFrame {
@@ -129,6 +121,13 @@ class CachingAllocator {
   [[nodiscard]] MemoryStats stats() const;
   void reset_peak_stats();
   void reset_accumulated_stats();
+
+  // Adds an observer called before every OutOfMemoryError this allocator throws, in the order
+  // attached (see OutOfMemoryObserver); the returned id detaches it.
+  // @throws InvalidArgumentError for an empty function.
+  std::uint64_t attach_oom_observer(OutOfMemoryObserver observer);
+  // @throws InvalidArgumentError for an id that is not attached.
+  void detach_oom_observer(std::uint64_t id);
 
   // Reserved memory is limited to fraction * total (0 < fraction <= 1).
   void set_memory_fraction(double fraction);

@@ -9,6 +9,7 @@
 // Each device's allocator is created on first use, configured from CUDAKIT_ALLOC_CONF.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "cudakit/core/current_stream.hpp"
@@ -45,6 +46,11 @@ void empty_cache();
 void set_per_process_memory_fraction(double fraction, int device = -1);
 // The limit set_per_process_memory_fraction() or CUDAKIT_ALLOC_CONF set (1.0: none).
 [[nodiscard]] double get_per_process_memory_fraction(int device = -1);
+// Adds `observer` to `device`'s allocator (-1: current): it is called before every
+// OutOfMemoryError that allocator throws (torch's _cuda_attach_out_of_memory_observer; see
+// OutOfMemoryObserver). Returns an id for CachingAllocator::detach_oom_observer.
+// @throws InvalidArgumentError for an empty function.
+std::uint64_t attach_out_of_memory_observer(OutOfMemoryObserver observer, int device = -1);
 // torch.cuda.memory_summary(): a readable table of the statistics.
 [[nodiscard]] std::string memory_summary(int device = -1);
 

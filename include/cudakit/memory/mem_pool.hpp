@@ -36,6 +36,10 @@ class MemPool {
   [[nodiscard]] int use_count() const noexcept;
   [[nodiscard]] std::size_t reserved_bytes() const;
   [[nodiscard]] std::size_t allocated_bytes() const;
+  // The pool's segments and their blocks (torch's MemPool.snapshot()); the history and the
+  // statistics are the device's, which do not say which pool an event was in: the history is
+  // left empty, the statistics are the whole device's.
+  [[nodiscard]] MemorySnapshot snapshot() const;
 
  private:
   friend class use_mem_pool;

@@ -1,0 +1,18 @@
+#pragma once
+// PoolId: which memory pool of a device allocator (torch's MempoolId_t).
+
+#include <compare>
+#include <cstdint>
+
+namespace cudakit::memory {
+
+// {0, 0} is the default pool; graph pools and user pools get unique ids from
+// CachingAllocator::new_pool_id().
+struct PoolId {
+  std::uint64_t first = 0;
+  std::uint64_t second = 0;
+  friend auto operator<=>(const PoolId&, const PoolId&) = default;
+  [[nodiscard]] bool is_default() const noexcept { return first == 0 && second == 0; }
+};
+
+}  // namespace cudakit::memory
