@@ -117,8 +117,12 @@ class CachingAllocator {
   [[nodiscard]] std::size_t pool_reserved_bytes(PoolId id) const;
   [[nodiscard]] std::size_t pool_allocated_bytes(PoolId id) const;
 
-  // See Note [Shards and statistics] for what "peak" means across streams.
+  // Statistics summed over pools and streams. Current values and totals are exact, and so are
+  // the peaks of reserved bytes and, when one stream allocates, of everything else. With several
+  // streams, the peak of allocated bytes may exceed the true one by at most kPeakSlackPerStream
+  // per (pool, stream) that has allocated, and the other peaks are sums of per-stream peaks (See Note [Device-wide peaks]).
   [[nodiscard]] MemoryStats stats() const;
+  static constexpr std::size_t kPeakSlackPerStream = std::size_t{4} << 20;
   void reset_peak_stats();
   void reset_accumulated_stats();
 
