@@ -141,6 +141,27 @@ TEST_P(DeviceAllocatorGpu, FractionLimitGivesAClearOomAndTheProgramGoesOn) {
   EXPECT_EQ(allocator->stats().num_ooms, 1);
 }
 
+// Two streams that peak in turn: the device-wide peaks are those of the device, not the sum of
+// the streams' (See Note [Device-wide peaks]).
+TEST_P(DeviceAllocatorGpu, StreamsPeakingInTurnReportTheDevicePeak) {
+  Stream first, second;
+  std::int64_t expected_reserved = 0;
+  for (Stream* s : {&first, &second}) {
+    const auto key = reinterpret_cast<StreamKey>(s->handle());
+    void* p = allocator->allocate(256 * MiB, key);
+    cudakit::testing::launch_fill_bytes(s->handle(), p, 256 * MiB, 3);
+    EXPECT_EQ(count_mismatches(*s, p, 256 * MiB, 3), 0u);
+    expected_reserved = std::max(expected_reserved, allocator->stats().reserved_bytes[0].current);
+    allocator->deallocate(p);
+    allocator->empty_cache();
+  }
+  const MemoryStats m = allocator->stats();
+  EXPECT_GE(m.allocated_bytes[0].peak, static_cast<std::int64_t>(256 * MiB));
+  EXPECT_LE(m.allocated_bytes[0].peak, static_cast<std::int64_t>(256 * MiB + 2 * CachingAllocator::kPeakSlackPerStream));
+  EXPECT_EQ(m.reserved_bytes[0].peak, expected_reserved);
+  EXPECT_EQ(m.reserved_bytes[0].current, 0);
+}
+
 TEST(DeviceAllocatorFacadeGpu, StatsPoolsAndSnapshot) {
   CUDAKIT_REQUIRE_GPU();
   Stream s;
