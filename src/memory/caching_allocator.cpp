@@ -893,8 +893,8 @@ struct CachingAllocator::Impl {
     });
   }
 
-  // What the allocator holds when `requested` bytes on `s` could not be had; info.report is
-  // left for oom_report().
+  // What the allocator holds when `requested` bytes on `failed` could not be had (one visit of
+  // every shard); info.report is left for oom_report().
   OutOfMemoryInfo oom_info(std::size_t requested, const Shard& failed, bool capturing) const {
     OutOfMemoryInfo info;
     info.device = device;
@@ -905,27 +905,24 @@ struct CachingAllocator::Impl {
     std::tie(info.device_free_bytes, info.device_total_bytes) = failed.pool->provider->memory_info();
     for_each_shard([&](Shard& s) {
       std::lock_guard lock(s.lock);
+      const auto reserved = static_cast<std::size_t>(s.stats.reserved_bytes[0].current);
       info.allocated_bytes += static_cast<std::size_t>(s.stats.allocated_bytes[0].current);
-      info.reserved_bytes += static_cast<std::size_t>(s.stats.reserved_bytes[0].current);
+      info.reserved_bytes += reserved;
+      if (!s.pool->id.is_default()) info.private_pools_reserved_bytes += reserved;
+      info.largest_free_block = std::max({info.largest_free_block, s.small_index.largest(), s.large_index.largest()});
     });
     return info;
   }
 
   std::string oom_report(const OutOfMemoryInfo& info, const Pool& pool) const {
-    std::size_t private_reserved = 0, largest = 0;
-    for_each_shard([&](Shard& s) {
-      std::lock_guard lock(s.lock);
-      if (!s.pool->id.is_default()) private_reserved += static_cast<std::size_t>(s.stats.reserved_bytes[0].current);
-      largest = std::max({largest, s.small_index.largest(), s.large_index.largest()});
-    });
     const std::size_t allocated = info.allocated_bytes, reserved = info.reserved_bytes;
     std::string report = concat(
         "tried to allocate ", format_bytes(info.requested_bytes), " on device ", device, " (", pool.provider->name(),
         "). The device has ", format_bytes(info.device_total_bytes), " in total, of which ",
         format_bytes(info.device_free_bytes), " is free. cudakit has ", format_bytes(allocated), " allocated and ",
         format_bytes(reserved > allocated ? reserved - allocated : 0),
-        " reserved but unallocated (largest free block ", format_bytes(largest), "); ",
-        format_bytes(private_reserved), " is reserved by private pools.");
+        " reserved but unallocated (largest free block ", format_bytes(info.largest_free_block), "); ",
+        format_bytes(info.private_pools_reserved_bytes), " is reserved by private pools.");
     if (config.per_process_memory_fraction < 1.0) {
       report += concat(" The per-process memory fraction ", config.per_process_memory_fraction,
                                " limits reservations to ", format_bytes(allowed_bytes(pool)), ".");

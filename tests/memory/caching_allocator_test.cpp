@@ -311,6 +311,8 @@ TEST_P(CachingAllocatorModes, OutOfMemoryObserversSeeTheFailureAndMayTakeASnapsh
   EXPECT_EQ(seen[0].device_total_bytes, 256 * MiB);
   EXPECT_LE(seen[0].device_free_bytes, 256 * MiB - seen[0].reserved_bytes);
   EXPECT_FALSE(seen[0].during_capture);
+  EXPECT_EQ(seen[0].private_pools_reserved_bytes, 0u);
+  EXPECT_LE(seen[0].largest_free_block, seen[0].reserved_bytes - seen[0].allocated_bytes);
   EXPECT_EQ(ooms_seen, 1);
   ASSERT_FALSE(at_failure.trace.empty());
   EXPECT_EQ(at_failure.trace.back().action, TraceEntry::Action::oom);

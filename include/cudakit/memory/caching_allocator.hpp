@@ -120,7 +120,8 @@ class CachingAllocator {
   // Statistics summed over pools and streams. Current values and totals are exact, and so are
   // the peaks of reserved bytes and, when one stream allocates, of everything else. With several
   // streams, the peak of allocated bytes may exceed the true one by at most kPeakSlackPerStream
-  // per (pool, stream) that has allocated, and the other peaks are sums of per-stream peaks (See Note [Device-wide peaks]).
+  // per (pool, stream) that has allocated, and the other peaks are sums of per-stream peaks
+  // (See Note [Device-wide peaks]).
   [[nodiscard]] MemoryStats stats() const;
   static constexpr std::size_t kPeakSlackPerStream = std::size_t{4} << 20;
   void reset_peak_stats();

@@ -23,6 +23,8 @@ struct OutOfMemoryInfo {
   std::size_t reserved_bytes = 0;      // obtained from the driver, all pools and streams
   std::size_t device_free_bytes = 0;   // free on the device, as its provider reports it
   std::size_t device_total_bytes = 0;
+  std::size_t largest_free_block = 0;  // the largest cached free block, any pool or stream
+  std::size_t private_pools_reserved_bytes = 0;  // reserved by pools other than the default
   bool during_capture = false;         // the stream was capturing: no cache was released
   std::string_view report;             // the OutOfMemoryError's message (valid during the call)
 };
