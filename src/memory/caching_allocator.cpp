@@ -60,12 +60,18 @@ using cudakit::detail::concat;
 //   than kPeakSlackPerStream unused. Every grant covers its shard's allocations at every
 //   moment, so the grants' highest total is an upper bound on the true peak, above it by at
 //   most kPeakSlackPerStream per shard (per (pool, stream) that has allocated).
-//   max_memory_allocated() reports the smaller of that and the sum of the shards' peaks, which
-//   is exact when one stream allocates. An alloc+free pair of up to kPeakSlackPerStream / 2
-//   stays within the grant, so no shared cache line is written (the 16-thread benchmark keeps
-//   its scaling); a larger pair costs two atomic adds, uncontended unless several threads make
-//   such pairs at once. The other peaks (per-pool splits, counts, active and requested bytes)
-//   remain sums of the shards' peaks: upper bounds, exact for one stream.
+//   max_memory_allocated() reports the smaller of that and the sum of the shards' peaks.
+//   An alloc+free pair of up to kPeakSlackPerStream / 2 stays within the grant, so no shared
+//   cache line is written (the 16-thread benchmark keeps its scaling); a larger pair costs two
+//   atomic adds (~10 ns on the lent H200s' CPUs), uncontended unless several threads make such
+//   pairs at once.
+// - While one shard exists its own peaks are the device's, exact, and no grants are kept: a
+//   program that allocates on one stream pays nothing for the above. Grants start when the
+//   second shard is created, under a mutex that keeps any other shard from being created
+//   meanwhile: the first shard's grant is set to cover what it holds, and the grants' peak
+//   starts at its peak, which until then was the device's.
+// The other peaks (per-pool splits, counts, active and requested bytes) remain sums of the
+// shards' peaks: upper bounds, exact for one stream.
 
 namespace {
 
@@ -416,6 +422,9 @@ struct CachingAllocator::Impl {
   std::atomic<std::int64_t> reserved_peak{0};
   alignas(128) std::atomic<std::int64_t> granted_total{0};
   std::atomic<std::int64_t> granted_peak{0};
+  std::atomic<bool> granting{false};  // a second shard exists
+  std::mutex shard_creation_mutex;
+  std::size_t shards_created = 0;  // under shard_creation_mutex
   alignas(128) std::atomic<std::int64_t> ooms{0};
   std::atomic<std::int64_t> retries{0};
   std::atomic<std::int64_t> sync_all{0};
@@ -496,13 +505,20 @@ struct CachingAllocator::Impl {
                                  concat("memory pool (", pool_id.first, ", ", pool_id.second,
                                                 ") does not exist or was released"));
     }
-    Shard* shard = nullptr;
-    {
+    auto find = [&]() -> Shard* {
       std::lock_guard lock(pool->shards_mutex);
       for (auto& s : pool->shards) {
-        if (s->stream == stream) shard = s.get();
+        if (s->stream == stream) return s.get();
       }
+      return nullptr;
+    };
+    Shard* shard = find();
+    if (!shard) {
+      std::lock_guard creating(shard_creation_mutex);
+      shard = find();
       if (!shard) {
+        if (++shards_created == 2) start_grants();  // See Note [Device-wide peaks].
+        std::lock_guard lock(pool->shards_mutex);
         pool->shards.push_back(std::make_unique<Shard>());
         shard = pool->shards.back().get();
         shard->pool = pool;
@@ -607,6 +623,18 @@ struct CachingAllocator::Impl {
     s.granted = target;
     const std::int64_t total = granted_total.fetch_add(delta, std::memory_order_relaxed) + delta;
     if (delta > 0) raise_peak(granted_peak, total);
+  }
+
+  // Starts keeping grants as the second shard is created (shard_creation_mutex held, so the
+  // one existing shard is all there is). See Note [Device-wide peaks].
+  void start_grants() {
+    granting.store(true);
+    for_each_shard([&](Shard& s) {
+      std::lock_guard lock(s.lock);
+      raise_peak(granted_peak, s.stats.allocated_bytes[0].peak);
+      const std::int64_t allocated = s.stats.allocated_bytes[0].current;
+      if (s.granted < allocated) set_grant(s, allocated + kPeakSlack / 2);
+    });
   }
 
   // Grows the shard's arena so that a free tail block of at least `size` exists; returns it.
@@ -1054,7 +1082,9 @@ struct CachingAllocator::Impl {
     const auto size = static_cast<std::int64_t>(b->size);
     // The grant covers the allocation before it counts. See Note [Device-wide peaks].
     const std::int64_t allocated_after = s.stats.allocated_bytes[0].current + size;
-    if (allocated_after > s.granted) [[unlikely]] set_grant(s, allocated_after + kPeakSlack / 2);
+    if (allocated_after > s.granted && granting.load(std::memory_order_relaxed)) [[unlikely]] {
+      set_grant(s, allocated_after + kPeakSlack / 2);
+    }
     for (int i : {0, pi}) {
       s.stats.allocation[i].increase(1);
       s.stats.allocated_bytes[i].increase(size);
@@ -1097,7 +1127,7 @@ struct CachingAllocator::Impl {
       s.stats.requested_bytes[i].decrease(static_cast<std::int64_t>(b->requested));
     }
     if (s.granted - s.stats.allocated_bytes[0].current > kPeakSlack) [[unlikely]] {
-      set_grant(s, s.stats.allocated_bytes[0].current + kPeakSlack / 2);
+      set_grant(s, s.stats.allocated_bytes[0].current + kPeakSlack / 2);  // only once granting
     }
     if (b->size >= config.max_split_size) s.stats.oversize_allocations.decrease(1);
     trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
@@ -1302,7 +1332,9 @@ MemoryStats CachingAllocator::stats() const {
     out.num_device_free += in.num_device_free;
   });
   // See Note [Device-wide peaks].
-  out.allocated_bytes[0].peak = std::min(out.allocated_bytes[0].peak, impl_->granted_peak.load());
+  if (impl_->granting.load()) {
+    out.allocated_bytes[0].peak = std::min(out.allocated_bytes[0].peak, impl_->granted_peak.load());
+  }
   out.reserved_bytes[0].peak = std::min(out.reserved_bytes[0].peak, impl_->reserved_peak.load());
   out.num_alloc_retries = impl_->retries.load();
   out.num_ooms = impl_->ooms.load();

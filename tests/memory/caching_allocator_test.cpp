@@ -502,6 +502,28 @@ TEST_P(CachingAllocatorModes, StatisticsOfStreamsPeakingInTurnMatchAReferenceMod
   check_statistics_against_a_model(config(), 300000, {kStreamA, kStreamB, 0x3000});
 }
 
+// The peak reached while one stream allocated survives the start of device-wide grants when
+// a second stream appears, and peaks after a reset are those since the reset.
+TEST_P(CachingAllocatorModes, PeaksCarryOverWhenASecondStreamStartsAllocating) {
+  Fixture f(config());
+  const auto peak = [&] { return f.allocator.stats().allocated_bytes[0].peak; };
+  const auto bound = static_cast<std::int64_t>(2 * CachingAllocator::kPeakSlackPerStream);
+  void* a = f.allocator.allocate(100 * MiB, kStreamA);
+  f.allocator.deallocate(a);
+  void* b = f.allocator.allocate(10 * MiB, kStreamB);  // the second shard: grants start
+  EXPECT_EQ(peak(), static_cast<std::int64_t>(100 * MiB));
+  a = f.allocator.allocate(50 * MiB, kStreamA);
+  EXPECT_EQ(peak(), static_cast<std::int64_t>(100 * MiB)) << "60 MiB live is no new peak";
+  f.allocator.reset_peak_stats();
+  EXPECT_EQ(peak(), static_cast<std::int64_t>(60 * MiB));
+  f.allocator.deallocate(a);
+  void* c = f.allocator.allocate(80 * MiB, kStreamB);  // 90 MiB live on B, none on A
+  EXPECT_GE(peak(), static_cast<std::int64_t>(90 * MiB));
+  EXPECT_LE(peak(), static_cast<std::int64_t>(90 * MiB) + bound) << "the streams' own peaks sum to 140 MiB";
+  f.allocator.deallocate(b);
+  f.allocator.deallocate(c);
+}
+
 TEST(CachingAllocatorClassic, SegmentSizesFollowTorch) {
   Fixture f(classic());
   void* small = f.allocator.allocate(1000, kStreamA);
@@ -735,39 +757,62 @@ TEST(CachingAllocatorHistory, CaptureStackNamesTheCaller) {
   EXPECT_TRUE(named_gtest);
 }
 
-// Many threads on their own streams at once, writing every byte they get.
+// Many threads on their own streams at once, writing every byte they get, while another reads
+// the statistics (device-wide peaks are kept as the threads create their shards and allocate).
 TEST(CachingAllocatorThreads, ConcurrentStreamsNeverShareMemory) {
   Fixture f;
   constexpr int kThreads = 8;
   std::vector<std::thread> threads;
   std::atomic<int> bad{0};
+  std::atomic<int> running{kThreads};
+  std::vector<std::int64_t> thread_peaks(kThreads, 0);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       std::mt19937 rng(static_cast<unsigned>(t));
       std::vector<std::pair<unsigned char*, std::size_t>> live;
       const auto stream = static_cast<StreamKey>(0x100 * (t + 1));
+      std::int64_t held = 0;
       for (int i = 0; i < 20000; ++i) {
         if (live.size() < 32 && (live.empty() || rng() % 2)) {
           const std::size_t n = 1 + rng() % (rng() % 8 == 0 ? 3 * MiB : 16384);
           auto* p = static_cast<unsigned char*>(f.allocator.allocate(n, stream));
           std::memset(p, t + 1, n);
           live.emplace_back(p, n);
+          held += static_cast<std::int64_t>(f.allocator.allocation_size(p));
+          thread_peaks[static_cast<std::size_t>(t)] = std::max(thread_peaks[static_cast<std::size_t>(t)], held);
         } else {
           const std::size_t k = rng() % live.size();
           auto [p, n] = live[k];
           for (std::size_t j = 0; j < n; j += 61) {
             if (p[j] != t + 1) ++bad;
           }
+          held -= static_cast<std::int64_t>(f.allocator.allocation_size(p));
           f.allocator.deallocate(p);
           live.erase(live.begin() + static_cast<long>(k));
         }
       }
       for (auto [p, n] : live) f.allocator.deallocate(p);
+      --running;
     });
+  }
+  int reads = 0, peak_below_current = 0;
+  while (running.load() > 0) {
+    const MemoryStats m = f.allocator.stats();
+    peak_below_current += m.allocated_bytes[0].peak < m.allocated_bytes[0].current;
+    ++reads;
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(bad.load(), 0);
-  EXPECT_EQ(f.allocator.stats().allocated_bytes[0].current, 0);
+  EXPECT_EQ(peak_below_current, 0) << "of " << reads << " reads";
+  const MemoryStats m = f.allocator.stats();
+  EXPECT_EQ(m.allocated_bytes[0].current, 0);
+  std::int64_t sum = 0, largest = 0;
+  for (std::int64_t p : thread_peaks) {
+    sum += p;
+    largest = std::max(largest, p);
+  }
+  EXPECT_GE(m.allocated_bytes[0].peak, largest);
+  EXPECT_LE(m.allocated_bytes[0].peak, sum);
 }
 
 // Replays a recorded trace (one stream) through the real policy on host memory.
