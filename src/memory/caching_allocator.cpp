@@ -627,13 +627,14 @@ struct CachingAllocator::Impl {
 
   // Starts keeping grants as the second shard is created (shard_creation_mutex held, so the
   // one existing shard is all there is). See Note [Device-wide peaks].
+  // The flag is set under the shard's lock after its grant and peak: its next allocation keeps
+  // the grant, and stats() never sees the flag without the peak carried over.
   void start_grants() {
-    granting.store(true);
     for_each_shard([&](Shard& s) {
       std::lock_guard lock(s.lock);
       raise_peak(granted_peak, s.stats.allocated_bytes[0].peak);
-      const std::int64_t allocated = s.stats.allocated_bytes[0].current;
-      if (s.granted < allocated) set_grant(s, allocated + kPeakSlack / 2);
+      set_grant(s, s.stats.allocated_bytes[0].current + kPeakSlack / 2);
+      granting.store(true);
     });
   }
 
