@@ -3,9 +3,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
+#include "core/detail/text_file.hpp"
 
 namespace cudakit::profiler::detail {
 namespace {
@@ -18,17 +21,10 @@ namespace {
 }  // namespace
 
 std::string read_text_file(const std::string& path, const char* api) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) fail(api, "read", path, errno);
-  std::string text;
-  char chunk[1 << 16];
-  std::size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0) text.append(chunk, n);
-  const bool failed = std::ferror(file) != 0;
-  const int error = errno;
-  std::fclose(file);
-  if (failed) fail(api, "read", path, error);
-  return text;
+  int error = 0;
+  std::optional<std::string> text = cudakit::detail::try_read_text_file(path, &error);
+  if (!text) fail(api, "read", path, error);
+  return std::move(*text);
 }
 
 void write_text_file(const std::string& path, const std::string& text, const char* api) {

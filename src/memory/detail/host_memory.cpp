@@ -2,20 +2,14 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "core/detail/text_file.hpp"
 
 namespace cudakit::memory::detail {
 namespace {
 
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using cudakit::detail::try_read_text_file;
 
 // The unsigned integer at the start of `text`, after blanks.
 std::optional<std::size_t> leading_number(std::string_view text) {
@@ -28,7 +22,7 @@ std::optional<std::size_t> leading_number(std::string_view text) {
 
 // The cgroup v2 directory of this process ("0::/path" in /proc/self/cgroup).
 std::string cgroup_directory() {
-  const auto cgroups = read_file("/proc/self/cgroup");
+  const auto cgroups = try_read_text_file("/proc/self/cgroup");
   std::string_view rest = cgroups ? std::string_view(*cgroups) : std::string_view{};
   while (!rest.empty()) {
     const std::size_t eol = rest.find('\n');
@@ -59,11 +53,11 @@ std::optional<std::size_t> cgroup_headroom(std::string_view memory_max, std::str
 
 std::optional<std::size_t> host_memory_available() {
   std::optional<std::size_t> available;
-  if (const auto meminfo = read_file("/proc/meminfo")) available = meminfo_available(*meminfo);
+  if (const auto meminfo = try_read_text_file("/proc/meminfo")) available = meminfo_available(*meminfo);
   // A process stays in its cgroup, so the directory is looked up once; the figures change.
   static const std::string directory = cgroup_directory();
-  const auto max = read_file(directory + "/memory.max");
-  const auto current = read_file(directory + "/memory.current");
+  const auto max = try_read_text_file(directory + "/memory.max");
+  const auto current = try_read_text_file(directory + "/memory.current");
   if (max && current) {
     if (const auto headroom = cgroup_headroom(*max, *current)) {
       available = available ? std::min(*available, *headroom) : *headroom;
