@@ -19,9 +19,11 @@
 #include "cudakit/random/distributions.hpp"
 #include "cudakit/tensor/elementwise.hpp"
 #include "cudakit/tensor/matmul.hpp"
+#include "support/timing.hpp"
 
 namespace {
 using namespace cudakit;
+using bench::median;
 
 __global__ void bump(int* counter) { *counter += 1; }
 __global__ void spin(unsigned long long ns) {
@@ -44,11 +46,6 @@ graphs::Graph chain(int kernels, int* counter, unsigned long long spin_ns, bool 
   }
   capture.end();
   return g;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // Host time of replay() itself (queue kept short), after warm-up.

@@ -6,11 +6,11 @@
 
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cudakit/core/device.hpp"
@@ -23,6 +23,7 @@
 namespace {
 
 using cudakit::bench::elapsed_us;
+using cudakit::bench::median;
 using cudakit::memory::PinnedMemoryProvider;
 
 struct Provider {
@@ -47,8 +48,7 @@ double h2d_gb_per_s(const void* host, std::size_t bytes) {
     rates.push_back(static_cast<double>(bytes) / (start.elapsed_time(stop) / 1e3) / 1e9);
   }
   CUDAKIT_CHECK_CUDA(cudaFree(device));
-  std::sort(rates.begin(), rates.end());
-  return rates[rates.size() / 2];
+  return median(std::move(rates));
 }
 
 }  // namespace
@@ -93,10 +93,8 @@ int main(int argc, char** argv) {
           p.memory->free(block);
         }
       }
-      std::sort(alloc_us.begin(), alloc_us.end());
-      std::sort(free_us.begin(), free_us.end());
-      std::printf("%-22s %8zu %14.2f %12.2f %10s\n", p.label.c_str(), mib, alloc_us[reps / 2] / 1e3,
-                  free_us[reps / 2] / 1e3, rate > 0 ? std::to_string(rate).substr(0, 5).c_str() : "");
+      std::printf("%-22s %8zu %14.2f %12.2f %10s\n", p.label.c_str(), mib, median(alloc_us) / 1e3,
+                  median(free_us) / 1e3, rate > 0 ? std::to_string(rate).substr(0, 5).c_str() : "");
     }
   }
   return 0;

@@ -2,7 +2,6 @@
 // the caching allocator's segment policy is designed around (See Note [Segment sizes]).
 // Plain program: a few repetitions of large operations, median reported.
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "cudakit/core/error.hpp"
 #include "support/timing.hpp"
 
+using cudakit::bench::median;
 using cudakit::bench::median_us;
 using Clock = std::chrono::steady_clock;
 
@@ -134,10 +134,8 @@ int main() {
         CUDAKIT_DRIVER_CALL(cuMemUnmap, va, k * page);
         CUDAKIT_DRIVER_CALL(cuMemRelease, one);
       }
-      std::sort(by_pages.begin(), by_pages.end());
-      std::sort(by_one.begin(), by_one.end());
       std::printf("growth by %2d pages: %2d page handles %7.1f us, one handle %6.1f us\n", k, k,
-                  by_pages[2], by_one[2]);
+                  median(by_pages), median(by_one));
     }
     CUmemGenericAllocationHandle h;
     CUDAKIT_DRIVER_CALL(cuMemCreate, &h, page, &prop, 0);

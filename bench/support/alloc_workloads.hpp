@@ -22,6 +22,7 @@
 
 #include "cudakit/memory/alloc_replay.hpp"
 #include "cudakit/memory/alloc_trace.hpp"
+#include "support/timing.hpp"
 
 namespace cudakit::bench {
 
@@ -43,8 +44,7 @@ double pair_ns(Allocator& a, std::size_t bytes, cudaStream_t stream, int pairs =
     for (int i = 0; i < pairs; ++i) a.free(a.alloc(bytes, stream), stream);
     runs.push_back(seconds_since(start) * 1e9 / pairs);
   }
-  std::sort(runs.begin(), runs.end());
-  return runs[2];
+  return median(std::move(runs));
 }
 
 // Mixed-size churn: 64 live slots, sizes log-uniform in [256 B, 8 MiB] from a fixed seed; each
@@ -161,10 +161,6 @@ inline double private_loop_per_second(int threads, double seconds) {
   });
 }
 
-inline double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 inline double best(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
 
 // One JSON object per line: {"allocator": ..., "workload": ..., "value": ..., "unit": ...}
