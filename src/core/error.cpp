@@ -1,4 +1,6 @@
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/launch_check.hpp"
+#include "cudakit/core/log.hpp"
 
 #include <cstdio>
 #include "cudakit/core/detail/concat.hpp"
@@ -41,6 +43,18 @@ void throw_driver_error(int cu_result, const char* call_text, std::source_locati
                                concat("in `", call_text, "`"), location);
 }
 
+void check_launch(const char* kernel, std::source_location location) {
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess) [[unlikely]]
+    throw CudaError(status, "kernel launch", concat("of ", kernel), location);
+}
+
+void throw_moved_from(const char* type, const char* api) {
+  throw StateError(concat(type, "::", api),
+                   concat("this ", type, " was moved from; it owns nothing and cannot be used "
+                          "(assign a new ", type, " to it first)"));
+}
+
 bool query_ready(cudaError_t status, const char* call_text, std::source_location location) {
   if (status == cudaSuccess) return true;
   if (status == cudaErrorNotReady) {
@@ -56,9 +70,11 @@ void warn_cuda_error(cudaError_t status, const char* call_text,
   (void)cudaGetLastError();
   // At process exit the runtime may already be torn down: that is not worth a message.
   if (status == cudaErrorCudartUnloading || status == cudaErrorContextIsDestroyed) return;
-  std::fprintf(stderr, "cudakit warning: %s:%u: `%s` failed: %s (%d)\n", location.file_name(),
-               static_cast<unsigned>(location.line()), call_text, cudaGetErrorString(status),
-               static_cast<int>(status));
+  if (!log_enabled(LogLevel::warning)) return;
+  log(LogLevel::warning,
+      concat(location.file_name(), ":", location.line(), ": `", call_text, "` failed: ",
+             cudaGetErrorString(status), " (", static_cast<int>(status), ")"),
+      location);
 }
 
 }  // namespace detail

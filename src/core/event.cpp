@@ -8,14 +8,20 @@
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/trace_hooks.hpp"
 
 namespace cudakit {
 
 bool EventRef::query() const {
+  check_usable("query");
   return handle_ == nullptr || CUDAKIT_QUERY_CUDA(cudaEventQuery(handle_));
 }
 
 void EventRef::synchronize() const {
+  check_usable("synchronize");
+  if (handle_ != nullptr) {
+    CUDAKIT_TRACE({.kind = TraceEventKind::event_synchronize, .device = device_, .event = handle_});
+  }
   if (handle_ != nullptr) CUDAKIT_CHECK_CUDA(cudaEventSynchronize(handle_));
 }
 
@@ -30,7 +36,8 @@ Event::Event(EventFlags flags) : flags_(flags) {
 Event::~Event() { destroy(); }
 
 Event::Event(Event&& other) noexcept
-    : EventRef(std::exchange(other.handle_, nullptr), other.device_),
+    : EventRef(std::exchange(other.handle_, nullptr),
+               std::exchange(other.device_, detail::kMovedFromDevice)),
       flags_(other.flags_),
       recorded_(std::exchange(other.recorded_, false)) {}
 
@@ -38,7 +45,7 @@ Event& Event::operator=(Event&& other) noexcept {
   if (this != &other) {
     destroy();
     handle_ = std::exchange(other.handle_, nullptr);
-    device_ = other.device_;
+    device_ = std::exchange(other.device_, detail::kMovedFromDevice);
     flags_ = other.flags_;
     recorded_ = std::exchange(other.recorded_, false);
   }
@@ -53,14 +60,19 @@ void Event::create(int device) {
   if (flags_.interprocess) cuda_flags |= cudaEventInterprocess | cudaEventDisableTiming;
   CUDAKIT_CHECK_CUDA(cudaEventCreateWithFlags(&handle_, cuda_flags));
   device_ = device;
+  CUDAKIT_TRACE({.kind = TraceEventKind::event_create, .device = device_, .event = handle_});
 }
 
 void Event::destroy() noexcept {
-  if (handle_ != nullptr) CUDAKIT_WARN_CUDA(cudaEventDestroy(std::exchange(handle_, nullptr)));
+  if (handle_ == nullptr) return;
+  CUDAKIT_TRACE_NOTHROW({.kind = TraceEventKind::event_destroy, .device = device_, .event = handle_});
+  CUDAKIT_WARN_CUDA(cudaEventDestroy(std::exchange(handle_, nullptr)));
   recorded_ = false;
 }
 
-void Event::record(StreamRef stream) {
+void Event::record(OptionalStream stream_arg) {
+  check_usable("record");
+  const StreamRef stream = stream_or_current(stream_arg);
   if (handle_ == nullptr) {
     create(stream.device());
   } else if (stream.device() != device_) {
@@ -69,13 +81,20 @@ void Event::record(StreamRef stream) {
                                         " but the stream belongs to device ", stream.device(),
                                         ": an event can only be recorded on its own device"));
   }
+  CUDAKIT_TRACE({.kind = TraceEventKind::event_record, .device = device_,
+                 .stream = stream.handle(), .event = handle_});
   CUDAKIT_CHECK_CUDA(cudaEventRecord(handle_, stream.handle()));
   recorded_ = true;
 }
 
-void Event::wait(StreamRef stream) const { stream.wait_event(*this); }
+void Event::wait(OptionalStream stream) const {
+  check_usable("wait");
+  stream_or_current(stream).wait_event(*this);
+}
 
 float Event::elapsed_time(const Event& end) const {
+  check_usable("elapsed_time");
+  end.check_usable("elapsed_time");
   const char* api = "Event::elapsed_time";
   if (!flags_.enable_timing || !end.flags_.enable_timing) {
     throw StateError(api, detail::concat("both events need enable_timing = true (start: ",
@@ -100,6 +119,7 @@ float Event::elapsed_time(const Event& end) const {
 }
 
 IpcEventHandle Event::ipc_handle(int device) {
+  check_usable("ipc_handle");
   if (!flags_.interprocess) {
     throw StateError("Event::ipc_handle",
                      "the event was not created with EventFlags{.interprocess = true}");

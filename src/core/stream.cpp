@@ -9,6 +9,7 @@
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/event.hpp"
+#include "cudakit/core/trace_hooks.hpp"
 
 namespace cudakit {
 namespace {
@@ -33,6 +34,7 @@ StreamRef::StreamRef(cudaStream_t handle) : handle_(handle) {
 }
 
 unsigned long long StreamRef::id() const {
+  check_usable("id");
   NullStreamDevice on(*this);
   unsigned long long value = 0;
   CUDAKIT_DRIVER_CALL(cuStreamGetId, reinterpret_cast<CUstream>(handle_), &value);
@@ -40,6 +42,7 @@ unsigned long long StreamRef::id() const {
 }
 
 int StreamRef::priority() const {
+  check_usable("priority");
   NullStreamDevice on(*this);
   int value = 0;
   CUDAKIT_CHECK_CUDA(cudaStreamGetPriority(handle_, &value));
@@ -47,25 +50,34 @@ int StreamRef::priority() const {
 }
 
 bool StreamRef::query() const {
+  check_usable("query");
   NullStreamDevice on(*this);
   return CUDAKIT_QUERY_CUDA(cudaStreamQuery(handle_));
 }
 
 void StreamRef::synchronize() const {
+  check_usable("synchronize");
+  CUDAKIT_TRACE({.kind = TraceEventKind::stream_synchronize, .device = device_, .stream = handle_});
   NullStreamDevice on(*this);
   CUDAKIT_CHECK_CUDA(cudaStreamSynchronize(handle_));
 }
 
 void StreamRef::wait_event(const EventRef& event) const {
+  check_usable("wait_event");
   if (event.is_null()) return;
+  CUDAKIT_TRACE({.kind = TraceEventKind::event_wait, .device = device_, .stream = handle_,
+                 .event = event.handle()});
   NullStreamDevice on(*this);
   CUDAKIT_CHECK_CUDA(cudaStreamWaitEvent(handle_, event.handle(), 0));
 }
 
 void StreamRef::wait_stream(StreamRef other) const {
+  check_usable("wait_stream");
   if (other == *this) return;
   Event marker;
   marker.record(other);
+  CUDAKIT_TRACE({.kind = TraceEventKind::stream_wait, .device = device_, .stream = handle_,
+                 .other_stream = other.handle(), .event = marker.handle()});
   wait_event(marker);
 }
 
@@ -80,18 +92,27 @@ Stream::Stream(int device, int priority) {
                                  "'s range [", greatest, " (highest), ", least, " (lowest)]"));
   }
   CUDAKIT_CHECK_CUDA(cudaStreamCreateWithPriority(&handle_, cudaStreamNonBlocking, priority));
+  CUDAKIT_TRACE({.kind = TraceEventKind::stream_create, .device = device_, .stream = handle_});
 }
 
 Stream::~Stream() { destroy(); }
 
+// Note [Moved-from owners]
+// A moved-from owner (Stream, Event, Graph) is invalid, as CCCL's cuda::stream is: its device
+// becomes detail::kMovedFromDevice and every member but assignment and destruction throws a
+// StateError naming the call. Before, a moved-from Stream held a null handle and so quietly
+// became the legacy default stream, which synchronizes with everything: work meant for a side
+// stream ran serialized, with no error anywhere. The check is one compare of a field the call
+// reads anyway.
 Stream::Stream(Stream&& other) noexcept
-    : StreamRef(std::exchange(other.handle_, nullptr), other.device_) {}
+    : StreamRef(std::exchange(other.handle_, nullptr),
+                std::exchange(other.device_, detail::kMovedFromDevice)) {}
 
 Stream& Stream::operator=(Stream&& other) noexcept {
   if (this != &other) {
     destroy();
     handle_ = std::exchange(other.handle_, nullptr);
-    device_ = other.device_;
+    device_ = std::exchange(other.device_, detail::kMovedFromDevice);
   }
   return *this;
 }
@@ -102,7 +123,10 @@ Event Stream::record_event() const {
   return event;
 }
 
-cudaStream_t Stream::release() noexcept { return std::exchange(handle_, nullptr); }
+cudaStream_t Stream::release() {
+  check_usable("release");
+  return std::exchange(handle_, nullptr);
+}
 
 void Stream::destroy() noexcept {
   // cudaStreamDestroy returns at once; work already queued still completes.

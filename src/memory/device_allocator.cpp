@@ -10,6 +10,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/trace_hooks.hpp"
 #include "cudakit/memory/cuda_segment_provider.hpp"
 #include "cudakit/memory/mem_pool.hpp"
 
@@ -55,10 +56,14 @@ PoolId exchange_current_pool(int device, PoolId pool) {
   return std::exchange(t_current_pool[static_cast<std::size_t>(device)], pool);
 }
 
-void* allocate(std::size_t bytes, StreamRef stream) {
+void* allocate(std::size_t bytes, OptionalStream stream_arg) {
+  const StreamRef stream = stream_or_current(stream_arg);
   const int device = stream.device();
-  return device_allocator(device).allocate(bytes, reinterpret_cast<StreamKey>(stream.handle()),
-                                           t_current_pool[static_cast<std::size_t>(device)]);
+  void* ptr = device_allocator(device).allocate(bytes, reinterpret_cast<StreamKey>(stream.handle()),
+                                                t_current_pool[static_cast<std::size_t>(device)]);
+  CUDAKIT_TRACE({.kind = TraceEventKind::allocation, .device = device, .stream = stream.handle(),
+                 .pointer = ptr, .bytes = bytes});
+  return ptr;
 }
 
 namespace {
@@ -82,6 +87,13 @@ CachingAllocator* owner_of(const void* ptr) {
 
 void deallocate(void* ptr) {
   if (!ptr) return;
+  if (trace_hooks_active()) [[unlikely]] {
+    // Before the block can be reused. An unknown pointer is reported below, not here.
+    if (CachingAllocator* a = owner_of(ptr)) {
+      detail::emit_trace_event({.kind = TraceEventKind::free, .device = a->device(),
+                                .pointer = ptr, .bytes = a->allocation_size(ptr)});
+    }
+  }
   // One arena lookup: the owner frees as it recognizes the pointer.
   if (!first_allocator([&](CachingAllocator& a) { return a.deallocate_if_owned(ptr); })) {
     not_ours("deallocate", ptr);
@@ -91,6 +103,8 @@ void deallocate(void* ptr) {
 void record_stream(void* ptr, StreamRef stream) {
   CachingAllocator* a = owner_of(ptr);
   if (!a) not_ours("record_stream", ptr);
+  CUDAKIT_TRACE({.kind = TraceEventKind::record_stream, .device = a->device(),
+                 .other_stream = stream.handle(), .pointer = ptr});
   a->record_stream(ptr, reinterpret_cast<StreamKey>(stream.handle()));
 }
 

@@ -18,7 +18,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/dynamic_library.hpp"
 #include "cudakit/core/error.hpp"
-#include "profiler/detail/listener_set.hpp"
+#include "core/detail/listener_set.hpp"
 
 namespace cudakit::profiler {
 namespace {
@@ -111,8 +111,8 @@ struct HubState {
   std::string reason;
   CUpti_SubscriberHandle subscriber = nullptr;
 
-  detail::ListenerSet<CallbackListener> callbacks;
-  detail::ListenerSet<ActivityListener> activities;
+  cudakit::detail::ListenerSet<CallbackListener> callbacks;
+  cudakit::detail::ListenerSet<ActivityListener> activities;
 
   // Reference counts of what is enabled in CUPTI; see Note [Enable reference counts].
   std::mutex config_mutex;

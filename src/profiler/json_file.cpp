@@ -8,7 +8,7 @@
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
-#include "core/detail/text_file.hpp"
+#include "cudakit/core/detail/text_file.hpp"
 
 namespace cudakit::profiler::detail {
 namespace {

@@ -10,7 +10,7 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/random/default_generators.hpp"
 #include "random/detail/draw.hpp"
-#include "tensor/detail/layout.hpp"
+#include "cudakit/tensor/detail/layout.hpp"
 
 namespace cudakit::random {
 namespace {

@@ -8,20 +8,21 @@
 #include <algorithm>
 #include <limits>
 
+#include <array>
+
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/grid_stride.cuh"
+#include "cudakit/core/launch.cuh"
+#include "cudakit/core/launch_config.hpp"
 #include "cudakit/memory/device_allocator.hpp"
+#include "cudakit/tensor/detail/operand_access.hpp"
 #include "random/detail/draw.hpp"
-#include "tensor/detail/grid_stride.cuh"
-#include "tensor/detail/launch_config.hpp"
 
 namespace cudakit::random::detail {
 namespace {
 
-using tensor::detail::grid_thread_count;
-using tensor::detail::grid_thread_index;
-
-constexpr int kThreads = tensor::detail::kBlockThreads;
+constexpr int kThreads = kBlockThreads;
 
 template <class T, int N>
 struct alignas(sizeof(T) * N) Pack {
@@ -175,11 +176,20 @@ int blocks_per_sm() {
 
 // Launches kKernel on a persistent grid for `work_items` independent items: every SM full (or
 // fewer blocks for less work), each thread looping over items.
-template <auto kKernel, class... Args>
-void launch_persistent(std::int64_t work_items, StreamRef stream, const Args&... args) {
-  const unsigned grid = tensor::detail::grid_for(work_items, stream.device(), blocks_per_sm<kKernel>());
-  kKernel<<<grid, kThreads, 0, stream.handle()>>>(args...);
-  CUDAKIT_CHECK_CUDA(cudaGetLastError());
+template <auto kKernel, class Accesses, class... Args>
+void launch_persistent(const char* name, std::int64_t work_items, StreamRef stream,
+                       const Accesses& accesses, const Args&... args) {
+  const unsigned grid = grid_for(work_items, stream.device(), blocks_per_sm<kKernel>());
+  launch_kernel(name, kKernel, {grid, kThreads}, stream, accesses, args...);
+}
+
+// What a draw writes: the target's elements.
+template <class T>
+auto target_writes(const T* out, std::int64_t numel, const DrawTarget& target) {
+  return with_accesses([=, &target] {
+    return std::array{tensor::detail::operand_access(out, target.index, target.contiguous, numel,
+                                                     sizeof(T), MemoryAccess::Mode::write)};
+  });
 }
 
 template <class Dist, bool kVector>
@@ -188,8 +198,10 @@ void launch_draw(const Dist& dist, const DrawTarget& target, PhiloxState state, 
   constexpr int K = Dist::kPerCall;
   auto* const out = static_cast<T*>(target.data);
   if (state.device_slot != nullptr) {
-    launch_persistent<draw_captured_kernel<Dist, kVector>>((target.numel + K - 1) / K, stream, dist, state,
-                                                           out, target.numel, target.index, target.contiguous);
+    launch_persistent<draw_captured_kernel<Dist, kVector>>(
+        "random.draw_captured", (target.numel + K - 1) / K, stream,
+        target_writes(out, target.numel, target), dist, state, out, target.numel, target.index,
+        target.contiguous);
     return;
   }
   const PhiloxKey key = philox_key(state.seed);
@@ -199,16 +211,19 @@ void launch_draw(const Dist& dist, const DrawTarget& target, PhiloxState state, 
   if constexpr (kVector) {
     const std::uint64_t tiled = static_cast<std::uint64_t>(numel) / K / kTile * kTile;
     if (tiled > 0 && counters_share_high_word(offset, tiled)) {
-      launch_persistent<draw_whole_tiles_kernel<Dist>>(static_cast<std::int64_t>(tiled / kCallsPerLane), stream,
-                                                       dist, key, offset, out, tiled);
+      launch_persistent<draw_whole_tiles_kernel<Dist>>(
+          "random.draw_tiles", static_cast<std::int64_t>(tiled / kCallsPerLane), stream,
+          target_writes(out, static_cast<std::int64_t>(tiled * K), target), dist, key, offset,
+          out, tiled);
       offset += tiled;
       numel -= static_cast<std::int64_t>(tiled * K);
       rest += tiled * K;
       if (numel == 0) return;
     }
   }
-  launch_persistent<draw_kernel<Dist, kVector>>((numel + K - 1) / K, stream, dist, key, offset, rest, numel,
-                                                target.index, target.contiguous);
+  launch_persistent<draw_kernel<Dist, kVector>>(
+      "random.draw", (numel + K - 1) / K, stream, target_writes(rest, numel, target), dist, key,
+      offset, rest, numel, target.index, target.contiguous);
 }
 
 __global__ void write_slot_kernel(std::uint64_t* slot, std::uint64_t seed, std::uint64_t offset) {
@@ -250,9 +265,12 @@ void randperm_sorted(Index* out, std::int64_t n, PhiloxState state, StreamRef st
   DeviceBuffer values_in(sizeof(Index) * n, stream);
   DrawTarget keys{keys_in.ptr, n, {}, true};
   launch_draw<PermutationKey, true>(PermutationKey{}, keys, state, stream);
-  iota_kernel<<<tensor::detail::grid_for(n, stream.device()), kThreads, 0, stream.handle()>>>(
-      values_in.as<Index>(), n);
-  CUDAKIT_CHECK_CUDA(cudaGetLastError());
+  launch_kernel("random.iota", iota_kernel<Index>, {grid_for(n, stream.device()), kThreads},
+                stream, with_accesses([&] {
+                  return std::array{MemoryAccess{values_in.ptr, sizeof(Index) * n,
+                                                 MemoryAccess::Mode::write}};
+                }),
+                values_in.as<Index>(), n);
   std::size_t temp_bytes = 0;
   CUDAKIT_CHECK_CUDA(cub::DeviceRadixSort::SortPairs(
       nullptr, temp_bytes, keys_in.as<std::uint64_t>(), keys_out.as<std::uint64_t>(),
@@ -298,14 +316,19 @@ void cuda_randperm(void* out, tensor::DType dtype, std::int64_t n, PhiloxState s
 void cuda_write_slot(std::uint64_t* slot, std::uint64_t seed, std::uint64_t offset,
                      StreamRef stream) {
   DeviceGuard guard(stream.device());
-  write_slot_kernel<<<1, 1, 0, stream.handle()>>>(slot, seed, offset);
-  CUDAKIT_CHECK_CUDA(cudaGetLastError());
+  launch_kernel("random.write_slot", write_slot_kernel, {1, 1}, stream, with_accesses([&] {
+                  return std::array{MemoryAccess{slot, 2 * sizeof *slot, MemoryAccess::Mode::write}};
+                }),
+                slot, seed, offset);
 }
 
 void cuda_advance_slot(std::uint64_t* slot, std::uint64_t increment, StreamRef stream) {
   DeviceGuard guard(stream.device());
-  advance_slot_kernel<<<1, 1, 0, stream.handle()>>>(slot, increment);
-  CUDAKIT_CHECK_CUDA(cudaGetLastError());
+  launch_kernel("random.advance_slot", advance_slot_kernel, {1, 1}, stream, with_accesses([&] {
+                  return std::array{
+                      MemoryAccess{slot, 2 * sizeof *slot, MemoryAccess::Mode::read_write}};
+                }),
+                slot, increment);
 }
 
 }  // namespace cudakit::random::detail

@@ -5,7 +5,7 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "tensor/detail/kernel_args.hpp"
-#include "tensor/detail/layout.hpp"
+#include "cudakit/tensor/detail/layout.hpp"
 
 namespace cudakit::tensor {
 

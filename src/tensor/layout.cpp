@@ -1,7 +1,7 @@
 #include <string>
 
 #include "cudakit/core/error.hpp"
-#include "tensor/detail/layout.hpp"
+#include "cudakit/tensor/detail/layout.hpp"
 
 namespace cudakit::tensor::detail {
 

@@ -5,12 +5,13 @@
 #include <sstream>
 
 #include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/copy.hpp"
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/tensor/elementwise.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "tensor/detail/kernel_args.hpp"
-#include "tensor/detail/layout.hpp"
+#include "cudakit/tensor/detail/layout.hpp"
 
 namespace cudakit::tensor {
 
@@ -278,8 +279,8 @@ static void copy_on_device(Tensor& dst, const Tensor& src, OptionalStream stream
                            dst.is_contiguous() && src.is_contiguous();
   if (same_layout && dev.is_cuda()) {
     const StreamRef s = dst.stream_or_current(stream);
-    CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), dst.nbytes(),
-                                       cudaMemcpyDeviceToDevice, s.handle()));
+    memcpy_async(dst.data_ptr(), src.data_ptr(), dst.nbytes(),
+                 cudaMemcpyDeviceToDevice, s);
     return;
   }
   detail::ElementwiseArgs args;
@@ -325,8 +326,8 @@ Tensor& Tensor::copy_(const Tensor& src, OptionalStream stream, bool non_blockin
     const Tensor staged = src.to(dtype_).contiguous();
     Tensor target = direct ? *this : empty(src.sizes_, TensorOptions{dtype_, dst_dev}, s);
     DeviceGuard guard(dst_dev.index);
-    CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(target.data_ptr(), staged.data_ptr(), staged.nbytes(),
-                                       cudaMemcpyHostToDevice, s.handle()));
+    memcpy_async(target.data_ptr(), staged.data_ptr(), staged.nbytes(),
+                 cudaMemcpyHostToDevice, s);
     // A pageable `staged` has been read into CUDA's staging buffer when the call returns; a
     // pinned one is read later, by the stream (See the header on copies from pinned memory).
     if (!direct) copy_on_device(*this, target, s);
@@ -337,8 +338,8 @@ Tensor& Tensor::copy_(const Tensor& src, OptionalStream stream, bool non_blockin
   if (dst_dev.is_cpu()) {  // device -> host
     Tensor target = direct ? *this : empty(src.sizes_, TensorOptions{dtype_, dst_dev});
     DeviceGuard guard(src_dev.index);
-    CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(target.data_ptr(), staged.data_ptr(), staged.nbytes(),
-                                       cudaMemcpyDeviceToHost, s.handle()));
+    memcpy_async(target.data_ptr(), staged.data_ptr(), staged.nbytes(),
+                 cudaMemcpyDeviceToHost, s);
     if (!(non_blocking && direct && storage_->is_pinned())) s.synchronize();
     if (!direct) copy_on_device(*this, target, {});
     return *this;
@@ -347,8 +348,8 @@ Tensor& Tensor::copy_(const Tensor& src, OptionalStream stream, bool non_blockin
   const StreamRef ds = stream_or_current(stream);
   ds.wait_stream(s);
   Tensor target = direct ? *this : empty(src.sizes_, TensorOptions{dtype_, dst_dev}, ds);
-  CUDAKIT_CHECK_CUDA(cudaMemcpyPeerAsync(target.data_ptr(), dst_dev.index, staged.data_ptr(),
-                                         src_dev.index, staged.nbytes(), ds.handle()));
+  memcpy_peer_async(target.data_ptr(), dst_dev.index, staged.data_ptr(), src_dev.index,
+                    staged.nbytes(), ds);
   staged.record_stream(ds);
   if (!direct) copy_on_device(*this, target, ds);
   return *this;

@@ -3,14 +3,18 @@
 // aligned) and a strided path; a segmented sum; a mismatch count.
 
 #include <algorithm>
+#include <array>
 
+#include "cudakit/core/copy.hpp"
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/grid_stride.cuh"
+#include "cudakit/core/launch.cuh"
+#include "cudakit/core/launch_config.hpp"
 #include "cudakit/memory/device_allocator.hpp"
+#include "cudakit/tensor/detail/operand_access.hpp"
 #include "tensor/detail/elementwise_ops.hpp"
-#include "tensor/detail/grid_stride.cuh"
 #include "tensor/detail/kernel_args.hpp"
-#include "tensor/detail/launch_config.hpp"
 
 namespace cudakit::tensor::detail {
 namespace {
@@ -65,19 +69,39 @@ __global__ void map_kernel(ElementwiseArgs a, F f, bool vectorized) {
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
+MemoryAccess operand_access(const void* base, const StridedIndexer& index, bool contiguous,
+                            std::int64_t numel, DType dtype, MemoryAccess::Mode mode) {
+  return tensor::detail::operand_access(base, index, contiguous, numel, element_size(dtype), mode);
+}
+
+auto elementwise_accesses(const ElementwiseArgs& a) {
+  return with_accesses([&a] {
+    std::array<MemoryAccess, 3> out{};
+    out[0] = operand_access(a.out, a.out_index, a.contiguous, a.numel, a.out_dtype,
+                            MemoryAccess::Mode::write);
+    for (int i = 0; i < a.arity; ++i) {
+      out[1 + i] = operand_access(a.in[i], a.in_index[i], a.contiguous, a.numel, a.in_dtype,
+                                  MemoryAccess::Mode::read);
+    }
+    return std::vector<MemoryAccess>(out.begin(), out.begin() + 1 + a.arity);
+  });
+}
+
 struct CudaBackend {
   StreamRef stream;
   unsigned grid;
 
   template <class Out, class F>
   void nullary(const ElementwiseArgs& a, F f) {
-    nullary_kernel<Out><<<grid, kBlockThreads, 0, stream.handle()>>>(a, f);
+    launch_kernel("tensor.nullary", nullary_kernel<Out, F>, {grid, kBlockThreads}, stream,
+                  elementwise_accesses(a), a, f);
   }
   template <class Out, class In, int kArity, class F>
   void map(const ElementwiseArgs& a, F f) {
     const bool vectorized = a.contiguous && aligned16(a.out) && aligned16(a.in[0]) &&
                             (kArity == 1 || aligned16(a.in[1]));
-    map_kernel<Out, In, kArity><<<grid, kBlockThreads, 0, stream.handle()>>>(a, f, vectorized);
+    launch_kernel("tensor.map", map_kernel<Out, In, kArity, F>, {grid, kBlockThreads}, stream,
+                  elementwise_accesses(a), a, f, vectorized);
   }
   template <class Out, class In, class F>
   void unary(const ElementwiseArgs& a, F f) {
@@ -145,15 +169,12 @@ __global__ void mismatch_kernel(CompareArgs p, unsigned long long* count) {
   if (threadIdx.x == 0 && local != 0) atomicAdd(count, local);
 }
 
-void check_launch() { CUDAKIT_CHECK_CUDA(cudaGetLastError()); }
-
 }  // namespace
 
 void cuda_elementwise(const ElementwiseArgs& args, StreamRef stream) {
   if (args.numel == 0) return;
   DeviceGuard guard(stream.device());
   dispatch_elementwise(args, CudaBackend{stream, grid_for(args.numel, stream.device())});
-  check_launch();
 }
 
 void cuda_reduce(const ReduceArgs& args, StreamRef stream) {
@@ -172,24 +193,40 @@ void cuda_reduce(const ReduceArgs& args, StreamRef stream) {
     const auto blocks = [&](std::int64_t segments) {
       return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(segments, 65535)));
     };
+    const std::int64_t inputs = args.outputs * args.length;
+    const auto input = operand_access(args.in, args.in_index, contiguous, inputs, args.in_dtype,
+                                      MemoryAccess::Mode::read);
+    const auto output = [&](const void* out, std::int64_t count, DType dtype) {
+      return MemoryAccess{out, static_cast<std::size_t>(count) * element_size(dtype),
+                          MemoryAccess::Mode::write};
+    };
     if (splits == 1) {
-      reduce_kernel<In, Acc, Out><<<blocks(args.outputs), kBlockThreads, 0, stream.handle()>>>(
-          static_cast<const In*>(args.in), args.in_index, contiguous, args.outputs, args.length,
-          1, static_cast<Out*>(args.out), true, args.mean, args.length);
-      check_launch();
+      launch_kernel("tensor.reduce", reduce_kernel<In, Acc, Out>,
+                    {blocks(args.outputs), kBlockThreads}, stream,
+                    with_accesses([&] {
+                      return std::array{input, output(args.out, args.outputs, args.out_dtype)};
+                    }),
+                    static_cast<const In*>(args.in), args.in_index, contiguous, args.outputs,
+                    args.length, std::int64_t{1}, static_cast<Out*>(args.out), true, args.mean,
+                    args.length);
       return;
     }
-    auto* partial = static_cast<Acc*>(memory::allocate(
-        sizeof(Acc) * static_cast<std::size_t>(args.outputs * splits), stream));
-    reduce_kernel<In, Acc, Acc><<<blocks(args.outputs * splits), kBlockThreads, 0,
-                                  stream.handle()>>>(
-        static_cast<const In*>(args.in), args.in_index, contiguous, args.outputs, args.length,
-        splits, partial, false, false, args.length);
-    check_launch();
-    reduce_kernel<Acc, Acc, Out><<<blocks(args.outputs), kBlockThreads, 0, stream.handle()>>>(
-        partial, StridedIndexer{}, true, args.outputs, splits, 1, static_cast<Out*>(args.out),
-        true, args.mean, args.length);
-    check_launch();
+    const std::size_t partial_bytes = sizeof(Acc) * static_cast<std::size_t>(args.outputs * splits);
+    auto* partial = static_cast<Acc*>(memory::allocate(partial_bytes, stream));
+    const MemoryAccess partial_write{partial, partial_bytes, MemoryAccess::Mode::write};
+    const MemoryAccess partial_read{partial, partial_bytes, MemoryAccess::Mode::read};
+    launch_kernel("tensor.reduce_partial", reduce_kernel<In, Acc, Acc>,
+                  {blocks(args.outputs * splits), kBlockThreads}, stream,
+                  with_accesses([&] { return std::array{input, partial_write}; }),
+                  static_cast<const In*>(args.in), args.in_index, contiguous, args.outputs,
+                  args.length, splits, partial, false, false, args.length);
+    launch_kernel("tensor.reduce_finish", reduce_kernel<Acc, Acc, Out>,
+                  {blocks(args.outputs), kBlockThreads}, stream,
+                  with_accesses([&] {
+                    return std::array{partial_read, output(args.out, args.outputs, args.out_dtype)};
+                  }),
+                  static_cast<const Acc*>(partial), StridedIndexer{}, true, args.outputs, splits,
+                  std::int64_t{1}, static_cast<Out*>(args.out), true, args.mean, args.length);
     memory::deallocate(partial);  // stream-ordered: reused only after the kernels above
   });
 }
@@ -198,14 +235,22 @@ std::int64_t cuda_count_mismatches(const CompareArgs& args, StreamRef stream) {
   if (args.numel == 0) return 0;
   DeviceGuard guard(stream.device());
   auto* count = static_cast<unsigned long long*>(memory::allocate(sizeof(unsigned long long), stream));
-  CUDAKIT_CHECK_CUDA(cudaMemsetAsync(count, 0, sizeof *count, stream.handle()));
+  memset_async(count, 0, sizeof *count, stream);
   visit_dtype(args.dtype, [&]<class T>() {
-    mismatch_kernel<T><<<grid_for(args.numel, stream.device()), kBlockThreads, 0,
-                         stream.handle()>>>(args, count);
+    launch_kernel("tensor.count_mismatches", mismatch_kernel<T>,
+                  {grid_for(args.numel, stream.device()), kBlockThreads}, stream,
+                  with_accesses([&] {
+                    return std::array{
+                        operand_access(args.a, args.a_index, false, args.numel, args.dtype,
+                                       MemoryAccess::Mode::read),
+                        operand_access(args.b, args.b_index, false, args.numel, args.dtype,
+                                       MemoryAccess::Mode::read),
+                        MemoryAccess{count, sizeof *count, MemoryAccess::Mode::read_write}};
+                  }),
+                  args, count);
   });
-  check_launch();
   unsigned long long host = 0;
-  CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(&host, count, sizeof host, cudaMemcpyDeviceToHost, stream.handle()));
+  memcpy_async(&host, count, sizeof host, cudaMemcpyDeviceToHost, stream);
   stream.synchronize();
   memory::deallocate(count);
   return static_cast<std::int64_t>(host);

@@ -15,7 +15,7 @@
 #include "cudakit/profiler/profiler.hpp"
 #include "cudakit/profiler/record_function.hpp"
 #include "profiler/detail/activity_records.hpp"
-#include "profiler/detail/listener_set.hpp"
+#include "core/detail/listener_set.hpp"
 
 namespace cudakit::profiler {
 namespace {
@@ -132,7 +132,7 @@ TEST(ProfilerActivityRecords, ApiNamesLoseTheVersionSuffix) {
 }
 
 TEST(ProfilerListenerSet, RemoveWaitsForInFlightDispatch) {
-  detail::ListenerSet<std::function<void()>> set;
+  cudakit::detail::ListenerSet<std::function<void()>> set;
   std::atomic<bool> entered{false}, release{false}, removed_returned{false};
   std::atomic<int> calls_after_remove{0};
   const int id = set.add([&] {

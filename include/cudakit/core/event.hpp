@@ -6,7 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/optional_stream.hpp"
 #include "cudakit/core/event_ref.hpp"
 #include "cudakit/core/ipc_event_handle.hpp"
 
@@ -26,20 +26,29 @@ class Event : public EventRef {
   ~Event();
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  // A moved-from Event is as if never recorded: null handle, complete, not shareable.
+  // A moved-from Event owns nothing, and every use of it throws StateError (See Note [Moved-from
+  // owners]); assigning an Event to it makes it usable again.
   Event(Event&& other) noexcept;
   Event& operator=(Event&& other) noexcept;
 
   [[nodiscard]] const EventFlags& flags() const noexcept { return flags_; }
-  [[nodiscard]] bool was_recorded() const noexcept { return recorded_; }
-  [[nodiscard]] EventRef ref() const noexcept { return *this; }
+  [[nodiscard]] bool was_recorded() const {
+    check_usable("was_recorded");
+    return recorded_;
+  }
+  [[nodiscard]] EventRef ref() const {
+    check_usable("ref");
+    return *this;
+  }
 
   // Captures the work queued so far on `stream`. The first record creates the event on the
   // stream's device; later records must use a stream of the same device.
   // @throws InvalidArgumentError when `stream` belongs to another device than the event.
-  void record(StreamRef stream = current_stream());
+  // Left out, the stream is the current device's current stream (Note [Defaulting to the
+  // current stream]).
+  void record(OptionalStream stream = {});
   // Makes future work on `stream` wait for the recorded work (no-op if never recorded).
-  void wait(StreamRef stream = current_stream()) const;
+  void wait(OptionalStream stream = {}) const;
   // Milliseconds between this event's completion and `end`'s (both recorded, both complete).
   // @throws StateError when either event lacks enable_timing, was not recorded, or has not
   // completed yet; InvalidArgumentError when they belong to different devices.

@@ -3,19 +3,21 @@
 
 #include <cuda_runtime_api.h>
 
-namespace cudakit {
+#include "cudakit/core/stream_ref.hpp"
 
-class StreamRef;
+namespace cudakit {
 
 class EventRef {
  public:
   constexpr EventRef() noexcept = default;
   constexpr EventRef(cudaEvent_t handle, int device) noexcept : handle_(handle), device_(device) {}
 
-  [[nodiscard]] cudaEvent_t handle() const noexcept { return handle_; }
-  [[nodiscard]] int device() const noexcept { return device_; }
+  // These and every member below throw StateError on a moved-from Event (See Note [Moved-from
+  // owners]); an EventRef made from one carries that state.
+  [[nodiscard]] cudaEvent_t handle() const { check_usable("handle"); return handle_; }
+  [[nodiscard]] int device() const { check_usable("device"); return device_; }
   // A null EventRef stands for an event never recorded: it is always complete.
-  [[nodiscard]] bool is_null() const noexcept { return handle_ == nullptr; }
+  [[nodiscard]] bool is_null() const { check_usable("is_null"); return handle_ == nullptr; }
 
   // True when the work captured by the last record has finished (true for a null event).
   [[nodiscard]] bool query() const;
@@ -23,6 +25,9 @@ class EventRef {
   void synchronize() const;
 
  protected:
+  void check_usable(const char* api) const {
+    if (device_ == detail::kMovedFromDevice) [[unlikely]] detail::throw_moved_from("Event", api);
+  }
   cudaEvent_t handle_ = nullptr;
   int device_ = -1;
 };

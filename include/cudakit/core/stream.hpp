@@ -16,15 +16,19 @@ class Stream : public StreamRef {
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
-  // A moved-from Stream refers to the null stream of its device and owns nothing.
+  // A moved-from Stream owns nothing, and every use of it throws StateError (it never silently
+  // becomes the null stream); assigning a Stream to it makes it usable again.
   Stream(Stream&& other) noexcept;
   Stream& operator=(Stream&& other) noexcept;
 
-  [[nodiscard]] StreamRef ref() const noexcept { return *this; }
+  [[nodiscard]] StreamRef ref() const {
+    check_usable("ref");
+    return *this;
+  }
   // Records a new event (no timing) on this stream and returns it.
   [[nodiscard]] Event record_event() const;
   // Gives up ownership: the caller must destroy the handle.
-  [[nodiscard]] cudaStream_t release() noexcept;
+  [[nodiscard]] cudaStream_t release();
 
  private:
   void destroy() noexcept;

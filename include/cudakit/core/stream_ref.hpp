@@ -4,11 +4,19 @@
 
 #include <cuda_runtime_api.h>
 
+#include <climits>
 #include <cstdint>
 
 namespace cudakit {
 
 class EventRef;
+
+namespace detail {
+// The device of a moved-from owner (Stream, Event): every use throws. See Note [Moved-from owners].
+inline constexpr int kMovedFromDevice = INT_MIN;
+// Throws StateError: "<api>: this <type> was moved from; it owns nothing and cannot be used".
+[[noreturn]] void throw_moved_from(const char* type, const char* api);
+}  // namespace detail
 
 class StreamRef {
  public:
@@ -20,9 +28,11 @@ class StreamRef {
   // legacy default stream of the current device. @throws CudaError for an invalid handle.
   explicit StreamRef(cudaStream_t handle);
 
-  [[nodiscard]] cudaStream_t handle() const noexcept { return handle_; }
-  [[nodiscard]] int device() const noexcept { return device_; }
-  [[nodiscard]] bool is_default() const noexcept { return handle_ == nullptr; }
+  // These and every member below throw StateError on a moved-from Stream (See Note [Moved-from
+  // owners]); a StreamRef made from one carries that state.
+  [[nodiscard]] cudaStream_t handle() const { check_usable("handle"); return handle_; }
+  [[nodiscard]] int device() const { check_usable("device"); return device_; }
+  [[nodiscard]] bool is_default() const { check_usable("is_default"); return handle_ == nullptr; }
   // A process-unique id of the stream (cuStreamGetId); the same for two refs of one stream.
   [[nodiscard]] unsigned long long id() const;
   [[nodiscard]] int priority() const;
@@ -42,6 +52,9 @@ class StreamRef {
   }
 
  protected:
+  void check_usable(const char* api) const {
+    if (device_ == detail::kMovedFromDevice) [[unlikely]] detail::throw_moved_from("Stream", api);
+  }
   cudaStream_t handle_ = nullptr;
   int device_ = 0;
 };

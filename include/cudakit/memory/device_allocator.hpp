@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/optional_stream.hpp"
 #include "cudakit/memory/caching_allocator.hpp"
 #include "cudakit/memory/memory_stats.hpp"
 
@@ -21,7 +21,8 @@ namespace cudakit::memory {
 // `bytes` of device memory on `stream`'s device, for use on `stream`, from the calling thread's
 // current pool (use_mem_pool) or the default pool. Returns nullptr for 0 bytes.
 // @throws OutOfMemoryError (after freeing the cache and retrying) with a full report.
-[[nodiscard]] void* allocate(std::size_t bytes, StreamRef stream = current_stream());
+// Left out, `stream` is the current device's current stream.
+[[nodiscard]] void* allocate(std::size_t bytes, OptionalStream stream = {});
 // Returns memory from allocate(). Null is ignored.
 // @throws InvalidArgumentError for a pointer allocate() did not return, or one already freed.
 void deallocate(void* ptr);

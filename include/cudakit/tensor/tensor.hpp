@@ -4,8 +4,7 @@
 //
 // Streams: every method that copies or launches takes an optional stream; left out, it is the
 // calling thread's current stream of the tensor's device (cudakit::current_stream(device)).
-// An optional rather than a `StreamRef = current_stream()` default, because that default would
-// name the current device's stream, not the tensor's, and would need a GPU even for host tensors.
+// See Note [Defaulting to the current stream].
 // Work is queued on that stream; results on the host (to_host, item, to_vector) wait for it.
 
 #include <cstdint>
@@ -14,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "cudakit/core/stream_ref.hpp"
+#include "cudakit/core/optional_stream.hpp"
 #include "cudakit/tensor/device.hpp"
 #include "cudakit/tensor/dtype.hpp"
 #include "cudakit/tensor/storage.hpp"
@@ -22,7 +21,7 @@
 namespace cudakit::tensor {
 
 using Shape = std::vector<std::int64_t>;
-using OptionalStream = std::optional<StreamRef>;
+using cudakit::OptionalStream;
 
 class Tensor {
  public:

@@ -14,7 +14,7 @@
 #include <type_traits>
 
 #include "cudakit/tensor/detail/convert.hpp"
-#include "cudakit/tensor/detail/host_device.hpp"
+#include "cudakit/core/host_device.hpp"
 #include "tensor/detail/kernel_args.hpp"
 
 namespace cudakit::tensor::detail {

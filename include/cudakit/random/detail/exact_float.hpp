@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "cudakit/tensor/detail/host_device.hpp"
+#include "cudakit/core/host_device.hpp"
 
 namespace cudakit::random::detail {
 

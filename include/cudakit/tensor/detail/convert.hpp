@@ -8,7 +8,7 @@
 
 #include <type_traits>
 
-#include "cudakit/tensor/detail/host_device.hpp"
+#include "cudakit/core/host_device.hpp"
 
 namespace cudakit::tensor::detail {
 

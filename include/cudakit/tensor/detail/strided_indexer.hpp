@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "cudakit/tensor/detail/host_device.hpp"
+#include "cudakit/core/host_device.hpp"
 
 namespace cudakit::tensor::detail {
 

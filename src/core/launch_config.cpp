@@ -1,12 +1,13 @@
+#include "cudakit/core/launch_config.hpp"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
 
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/error.hpp"
-#include "tensor/detail/launch_config.hpp"
 
-namespace cudakit::tensor::detail {
+namespace cudakit {
 
 int multiprocessor_count(int device) {
   // Cached per ordinal: cudaDeviceGetAttribute is cheap but not free, and this runs per launch.
@@ -27,4 +28,4 @@ unsigned grid_for(std::int64_t work_items, int device, int blocks_per_sm) {
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(needed, resident)));
 }
 
-}  // namespace cudakit::tensor::detail
+}  // namespace cudakit

@@ -1,9 +1,9 @@
 #pragma once
-// Grid sizes for the grid-stride kernels of the tensor and random layers.
+// Grid sizes for the grid-stride kernels of every layer (tensor, random, Jiterator, ...).
 
 #include <cstdint>
 
-namespace cudakit::tensor::detail {
+namespace cudakit {
 
 inline constexpr int kBlockThreads = 256;
 
@@ -13,4 +13,4 @@ int multiprocessor_count(int device);
 // every SM with `blocks_per_sm` resident blocks, fewer when there is less work. At least 1.
 unsigned grid_for(std::int64_t work_items, int device, int blocks_per_sm = 8);
 
-}  // namespace cudakit::tensor::detail
+}  // namespace cudakit

@@ -1,5 +1,6 @@
 #pragma once
-// ListenerSet: the listeners of one CuptiHub channel (API callbacks, activity records).
+// ListenerSet: a set of callbacks that is dispatched without locks: the trace hooks' listeners and
+// each CuptiHub channel (API callbacks, activity records).
 //
 // Note [Listener snapshots]
 // CUPTI calls the hub from whatever thread made a CUDA call, and from its buffer thread, so
@@ -21,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-namespace cudakit::profiler::detail {
+namespace cudakit::detail {
 
 inline thread_local int listener_dispatch_depth = 0;
 
@@ -84,4 +85,4 @@ class ListenerSet {
   int next_id_ = 1;
 };
 
-}  // namespace cudakit::profiler::detail
+}  // namespace cudakit::detail

@@ -1,0 +1,91 @@
+cmake_minimum_required(VERSION 3.25)
+# cmake -DROOT=<source tree> -DGRAPH=<cudakit_layers.txt> -P check_layer_includes.cmake
+#
+# Fails, naming each file, include and rule broken, when a layer's code includes
+#  - a public header (cudakit/<other>/...) of a layer that is not below it in the declared
+#    graph (a sibling or a higher layer), or of a folder that is no declared layer;
+#  - another layer's private header (<other>/detail/... from src/), which only <other> may use.
+# A layer's public `include/cudakit/<layer>/detail/` headers are its interface to the layers
+# above (host/device code shared with their kernels) and follow the first rule.
+# Every folder under src/ and include/cudakit/ must be a declared layer. See Note [Layers as
+# targets] in CudakitLayers.cmake.
+if(NOT ROOT OR NOT GRAPH)
+  message(FATAL_ERROR "usage: cmake -DROOT=<tree> -DGRAPH=<layers file> -P check_layer_includes.cmake")
+endif()
+file(STRINGS ${GRAPH} lines)
+set(layers "")
+foreach(line IN LISTS lines)
+  if(line MATCHES "^([a-z_0-9]+):(.*)$")
+    set(layer ${CMAKE_MATCH_1})
+    string(STRIP "${CMAKE_MATCH_2}" depends)
+    separate_arguments(depends)
+    list(APPEND layers ${layer})
+    # What a layer may use: its declared dependencies and everything below them.
+    set(below_${layer} "")
+    foreach(dependency IN LISTS depends)
+      list(APPEND below_${layer} ${dependency} ${below_${dependency}})
+    endforeach()
+    list(REMOVE_DUPLICATES below_${layer})
+    string(REPLACE ";" ", " declared_${layer} "${depends}")
+    if(declared_${layer} STREQUAL "")
+      set(declared_${layer} "nothing")
+    endif()
+  endif()
+endforeach()
+
+set(problems "")
+foreach(base src include/cudakit)
+  file(GLOB entries LIST_DIRECTORIES true RELATIVE ${ROOT}/${base} ${ROOT}/${base}/*)
+  foreach(entry IN LISTS entries)
+    if(IS_DIRECTORY ${ROOT}/${base}/${entry} AND NOT entry IN_LIST layers)
+      string(APPEND problems "${base}/${entry}/: not a declared layer (declared: ${layers}); "
+                             "give it src/${entry}/CMakeLists.txt with cudakit_layer(${entry} DEPENDS ...) "
+                             "and list it in src/CMakeLists.txt\n")
+    endif()
+  endforeach()
+endforeach()
+
+foreach(layer IN LISTS layers)
+  file(GLOB_RECURSE files RELATIVE ${ROOT}
+       ${ROOT}/src/${layer}/*.hpp ${ROOT}/src/${layer}/*.cpp ${ROOT}/src/${layer}/*.cu
+       ${ROOT}/src/${layer}/*.cuh ${ROOT}/include/cudakit/${layer}/*.hpp
+       ${ROOT}/include/cudakit/${layer}/*.cuh)
+  string(REPLACE ";" ", " allowed_text "${below_${layer}}")
+  if(allowed_text STREQUAL "")
+    set(allowed_text "no other layer")
+  endif()
+  foreach(file IN LISTS files)
+    file(STRINGS ${ROOT}/${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
+    foreach(include IN LISTS includes)
+      if(NOT include MATCHES "#[ \t]*include[ \t]*[\"<]([^\">]+)[\">]")
+        continue()
+      endif()
+      set(path ${CMAKE_MATCH_1})
+      if(path MATCHES "^cudakit/([a-z_0-9]+)/")
+        set(other ${CMAKE_MATCH_1})
+        if(other STREQUAL layer OR other IN_LIST below_${layer})
+          continue()
+        endif()
+        if(other IN_LIST layers)
+          string(APPEND problems "${file}: #include \"${path}\": ${layer} may not use ${other} "
+                 "(a sibling or a higher layer); ${layer} uses ${allowed_text} "
+                 "(src/${layer}/CMakeLists.txt declares: ${declared_${layer}})\n")
+        else()
+          string(APPEND problems "${file}: #include \"${path}\": ${other} is not a declared layer\n")
+        endif()
+      elseif(path MATCHES "^([a-z_0-9]+)/detail/")
+        set(other ${CMAKE_MATCH_1})
+        if(other IN_LIST layers AND NOT other STREQUAL layer)
+          string(APPEND problems "${file}: #include \"${path}\": src/${other}/detail/ is private "
+                 "to ${other}; ${layer} may use only its public headers (include/cudakit/${other}/)\n")
+        endif()
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(problems)
+  message(FATAL_ERROR "includes that break the layer diagram:\n${problems}")
+endif()
+list(LENGTH layers count)
+message(STATUS "layer includes follow the diagram (${count} layers: ${layers})")

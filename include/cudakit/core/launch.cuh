@@ -1,0 +1,91 @@
+#pragma once
+// launch_kernel: how cudakit's layers launch their kernels (nvcc only). It reports the launch to
+// the trace hooks (with the kernel's name and, where the caller declares them, the byte ranges it
+// reads and writes: See Note [Runtime trace hooks]), launches, and checks the launch
+// (CUDAKIT_CHECK_LAUNCH). With no trace listener attached it costs one relaxed load over a bare
+// <<<...>>>.
+//
+//   cudakit::launch_kernel("tensor.fill", fill_kernel<float>, {grid, kBlockThreads}, stream,
+//       cudakit::with_accesses([&] {
+//         return std::array{cudakit::MemoryAccess{out, n * 4, cudakit::MemoryAccess::Mode::write}};
+//       }),
+//       out, n, value);
+
+#include <cstddef>
+#include <span>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "cudakit/core/launch_check.hpp"
+#include "cudakit/core/stream_ref.hpp"
+#include "cudakit/core/trace_hooks.hpp"
+
+namespace cudakit {
+
+struct KernelGeometry {
+  dim3 grid;
+  dim3 block;
+  std::size_t shared_bytes = 0;
+};
+
+// The ranges a kernel touches, computed only when a trace listener is attached:
+//   with_accesses([&] { return std::array{MemoryAccess{...}, ...}; })
+// `make` returns any contiguous range of MemoryAccess (std::array, std::vector).
+template <class Make>
+struct DeclaredAccesses {
+  Make make;
+};
+template <class Make>
+[[nodiscard]] DeclaredAccesses<Make> with_accesses(Make make) {
+  return {std::move(make)};
+}
+
+namespace detail {
+template <class T>
+inline constexpr bool is_declared_accesses = false;
+template <class Make>
+inline constexpr bool is_declared_accesses<DeclaredAccesses<Make>> = true;
+template <class... Args>
+concept NoDeclaredAccesses =
+    sizeof...(Args) == 0 || !is_declared_accesses<std::remove_cvref_t<std::tuple_element_t<0, std::tuple<Args...>>>>;
+}  // namespace detail
+
+namespace detail {
+inline void trace_launch(const char* name, StreamRef stream, std::span<const MemoryAccess> accesses,
+                         bool declared) {
+  emit_trace_event(TraceEvent{.kind = TraceEventKind::kernel_launch,
+                              .device = stream.device(),
+                              .stream = stream.handle(),
+                              .name = name,
+                              .accesses = accesses,
+                              .accesses_declared = declared});
+}
+}  // namespace detail
+
+// Launches `kernel` with `args` on `stream`, reporting the ranges `declared` makes.
+// @throws CudaError when the launch fails; what a trace listener throws (before launching).
+template <class... Params, class Make, class... Args>
+void launch_kernel(const char* name, void (*kernel)(Params...), const KernelGeometry& geometry,
+                   StreamRef stream, const DeclaredAccesses<Make>& declared, Args&&... args) {
+  if (trace_hooks_active()) [[unlikely]] {
+    const auto accesses = declared.make();
+    detail::trace_launch(name, stream, std::span<const MemoryAccess>(accesses), true);
+  }
+  kernel<<<geometry.grid, geometry.block, geometry.shared_bytes, stream.handle()>>>(
+      std::forward<Args>(args)...);
+  CUDAKIT_CHECK_LAUNCH(name);
+}
+
+// The same, for kernels whose accesses are not declared (listeners see accesses_declared false).
+template <class... Params, class... Args>
+  requires detail::NoDeclaredAccesses<Args...>
+void launch_kernel(const char* name, void (*kernel)(Params...), const KernelGeometry& geometry,
+                   StreamRef stream, Args&&... args) {
+  if (trace_hooks_active()) [[unlikely]] detail::trace_launch(name, stream, {}, false);
+  kernel<<<geometry.grid, geometry.block, geometry.shared_bytes, stream.handle()>>>(
+      std::forward<Args>(args)...);
+  CUDAKIT_CHECK_LAUNCH(name);
+}
+
+}  // namespace cudakit

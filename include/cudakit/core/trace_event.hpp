@@ -1,0 +1,64 @@
+#pragma once
+// TraceEvent: one runtime operation as the trace hooks report it (See Note [Runtime trace hooks]
+// in trace_hooks.hpp).
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace cudakit {
+
+enum class TraceEventKind : std::uint8_t {
+  kernel_launch,       // name, stream, accesses (when the launching code declares them)
+  memcpy,              // pointer (destination), source, bytes, copy_kind, stream
+  memset,              // pointer, bytes, stream
+  allocation,          // pointer, bytes, stream (the stream the block is for)
+  free,                // pointer, bytes, stream (the block's stream)
+  record_stream,       // pointer, other_stream (the stream that also uses the block)
+  event_create,        // event
+  event_destroy,       // event
+  event_record,        // event, stream
+  event_wait,          // event, stream (the stream made to wait)
+  event_synchronize,   // event (the host waits)
+  stream_create,       // stream
+  stream_wait,         // stream (made to wait), other_stream (waited for), event (the marker)
+  stream_synchronize,  // stream (the host waits)
+  device_synchronize,  // device (the host waits for all its work)
+  capture_begin,       // stream, graph (the capture's id)
+  capture_end,         // stream, graph
+  graph_launch,        // stream, graph (the executable graph)
+};
+[[nodiscard]] const char* to_string(TraceEventKind kind) noexcept;
+
+// One byte range a kernel reads or writes, as the code that launches it declares.
+struct MemoryAccess {
+  enum class Mode : std::uint8_t { read, write, read_write };
+  const void* begin = nullptr;
+  std::size_t bytes = 0;
+  Mode mode = Mode::read;
+};
+
+struct TraceEvent {
+  TraceEventKind kind;
+  int device = -1;
+  cudaStream_t stream = nullptr;
+  cudaStream_t other_stream = nullptr;
+  cudaEvent_t event = nullptr;
+  const void* pointer = nullptr;
+  const void* source = nullptr;
+  std::size_t bytes = 0;
+  cudaMemcpyKind copy_kind = cudaMemcpyDefault;
+  // kernel_launch: the kernel's name, as the launching code gives it (static storage).
+  const char* name = nullptr;
+  // kernel_launch: the ranges the kernel touches; valid during the listener's call only.
+  std::span<const MemoryAccess> accesses;
+  // kernel_launch: whether the launching code declared its accesses (an empty list then means
+  // the kernel touches no memory, not that nothing is known).
+  bool accesses_declared = false;
+  // capture_begin / capture_end / graph_launch: the graph's identity (its handle's value).
+  std::uintptr_t graph = 0;
+};
+
+}  // namespace cudakit
