@@ -6,6 +6,17 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 jobs=${CUDAKIT_JOBS:-$(nproc)}
+# Note [Three builds, one compile of the kernels]
+# The suite builds three times (Release, ASan+UBSan, TSan). The sanitizers instrument host C++
+# only, so the CUDA objects of the three builds can be the same: the sanitizer builds compile CUDA
+# with the Release flags, and ccache (scripts/build.sh), keyed on paths relative to the tree,
+# compiles each .cu file once for all three. The sanitizer builds compile host code at -O1 with
+# line tables only, which is what their reports need.
+export CCACHE_BASEDIR="$root"
+sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
+                 "-DCMAKE_CUDA_FLAGS_RELWITHDEBINFO=-O3 -DNDEBUG"
+                 "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+                 -DCUDAKIT_BUILD_BENCHMARKS=OFF -DCUDAKIT_BUILD_TOOLS=OFF)
 
 echo "== build and test (Release)"
 "$root/scripts/build.sh" "$root/build"
@@ -13,16 +24,14 @@ echo "== build and test (Release)"
 
 if [ "${CUDAKIT_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== host tier under AddressSanitizer + UBSan"
-  "$root/scripts/build.sh" "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCUDAKIT_SANITIZE=address,undefined -DCUDAKIT_BUILD_BENCHMARKS=OFF -DCUDAKIT_BUILD_TOOLS=OFF
+  "$root/scripts/build.sh" "$root/build-asan" "${sanitizer_flags[@]}" -DCUDAKIT_SANITIZE=address,undefined
   (cd "$root/build-asan" && ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1 \
       LSAN_OPTIONS=suppressions="$root/scripts/lsan.supp" \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --output-on-failure -j "$jobs" --timeout 900)
 
   echo "== concurrency tests under ThreadSanitizer"
-  "$root/scripts/build.sh" "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCUDAKIT_SANITIZE=thread -DCUDAKIT_BUILD_BENCHMARKS=OFF -DCUDAKIT_BUILD_TOOLS=OFF
+  "$root/scripts/build.sh" "$root/build-tsan" "${sanitizer_flags[@]}" -DCUDAKIT_SANITIZE=thread
   (cd "$root/build-tsan" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
       ctest --output-on-failure -j "$jobs" --timeout 900 -R "${CUDAKIT_TSAN_FILTER:-Concurren|Thread}")
 fi
