@@ -8,6 +8,7 @@
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/trace_hooks.hpp"
 #include "cudakit/graphs/capture_status.hpp"
 #include "cudakit/memory/mem_pool.hpp"
 #include "graphs/detail/annotation_capture.hpp"
@@ -88,6 +89,13 @@ Graph::Graph(bool keep_graph) : impl_(std::make_unique<Impl>(keep_graph)) {}
 
 Graph::~Graph() { reset(); }
 
+// A live Graph always holds its Impl; only a moved-from one has none (See Note [Moved-from
+// owners] in src/core/stream.cpp).
+Graph::Impl& Graph::usable(const char* api) const {
+  if (!impl_) [[unlikely]] cudakit::detail::throw_moved_from("Graph", api);
+  return *impl_;
+}
+
 Graph::Graph(Graph&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
 
 Graph& Graph::operator=(Graph&& other) noexcept {
@@ -99,8 +107,7 @@ Graph& Graph::operator=(Graph&& other) noexcept {
 }
 
 void Graph::capture_begin(memory::PoolId pool, CaptureErrorMode mode, bool enable_annotations) {
-  if (!impl_) impl_ = std::make_unique<Impl>(false);
-  Impl& s = *impl_;
+  Impl& s = usable("capture_begin");
   if (s.capturing()) throw StateError("Graph::capture_begin", "a capture is already in progress");
   if (s.graph) {
     throw StateError("Graph::capture_begin", "the graph already holds a capture; reset() it first");
@@ -151,10 +158,12 @@ void Graph::capture_begin(memory::PoolId pool, CaptureErrorMode mode, bool enabl
   s.capture_thread = std::this_thread::get_id();
   s.routed_before = before;
   if (enable_annotations) s.annotations = std::make_unique<detail::AnnotationCapture>(stream.handle());
+  CUDAKIT_TRACE({.kind = TraceEventKind::capture_begin, .device = s.device,
+                 .stream = s.capture_stream, .graph = reinterpret_cast<std::uintptr_t>(impl_.get())});
 }
 
 void Graph::capture_end() {
-  if (!impl_ || !impl_->capturing()) {
+  if (!usable("capture_end").capturing()) {
     throw StateError("Graph::capture_end", "no capture in progress: call capture_begin first");
   }
   Impl& s = *impl_;
@@ -180,6 +189,8 @@ void Graph::capture_end() {
   s.stop_capturing();
   s.graph = graph;
   s.replay_hooks = std::move(replay_hooks);
+  CUDAKIT_TRACE({.kind = TraceEventKind::capture_end, .device = s.device,
+                 .stream = s.capture_stream, .graph = reinterpret_cast<std::uintptr_t>(impl_.get())});
   if (!s.keep_graph) instantiate();
 }
 
@@ -197,7 +208,7 @@ void Graph::capture_abort() noexcept {
 }
 
 void Graph::instantiate() {
-  if (!impl_ || !impl_->graph) {
+  if (!usable("instantiate").graph) {
     throw StateError("Graph::instantiate",
                      impl_ && impl_->capturing() ? "the graph is still capturing: call capture_end first"
                                                  : "nothing was captured (or the graph was reset)");
@@ -212,17 +223,20 @@ void Graph::instantiate() {
   }
 }
 
-void Graph::replay(StreamRef stream) {
-  Impl* s = impl_.get();
-  if (!s || !s->exec) [[unlikely]] {
-    if (!s || !s->graph) {
+void Graph::replay(OptionalStream stream_arg) {
+  Impl* s = &usable("replay");
+  if (!s->exec) [[unlikely]] {
+    if (!s->graph) {
       throw StateError("Graph::replay",
                        s && s->capturing() ? "the graph is still capturing: call capture_end first"
                                            : "the graph is empty: it was never captured, or was reset");
     }
     instantiate();
   }
+  const StreamRef stream = stream_or_current(stream_arg, s->device);
   for (const auto& [hook, token] : s->replay_hooks) hook->replay(s->device, token, stream);
+  CUDAKIT_TRACE({.kind = TraceEventKind::graph_launch, .device = s->device,
+                 .stream = stream.handle(), .graph = reinterpret_cast<std::uintptr_t>(s->exec)});
   CUDAKIT_CHECK_CUDA(cudaGraphLaunch(s->exec, stream.handle()));
 }
 
@@ -232,18 +246,20 @@ void Graph::reset() noexcept {
   impl_->clear();
 }
 
-memory::PoolId Graph::pool() const noexcept {
-  return impl_ && impl_->pool ? impl_->pool->id() : memory::PoolId{};
+memory::PoolId Graph::pool() const {
+  const Impl& s = usable("pool");
+  return s.pool ? s.pool->id() : memory::PoolId{};
 }
-bool Graph::is_capturing() const noexcept { return impl_ && impl_->capturing(); }
-bool Graph::is_instantiated() const noexcept { return impl_ && impl_->exec; }
-int Graph::device() const noexcept { return impl_ ? impl_->device : -1; }
-GraphRef Graph::ref() const noexcept {
-  return impl_ ? GraphRef(impl_->graph, impl_->exec) : GraphRef();
+bool Graph::is_capturing() const { return usable("is_capturing").capturing(); }
+bool Graph::is_instantiated() const { return usable("is_instantiated").exec != nullptr; }
+int Graph::device() const { return usable("device").device; }
+GraphRef Graph::ref() const {
+  const Impl& s = usable("ref");
+  return GraphRef(s.graph, s.exec);
 }
 
 void Graph::debug_dump(const std::string& path, unsigned flags) const {
-  if (!impl_ || !impl_->graph) {
+  if (!usable("debug_dump").graph) {
     throw StateError("Graph::debug_dump", "there is no captured graph to dump (capture_end first)");
   }
   ref().debug_dump(path, flags);

@@ -13,7 +13,7 @@
 
 #include <memory>
 
-#include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/optional_stream.hpp"
 #include "cudakit/graphs/capture_error_mode.hpp"
 #include "cudakit/graphs/graph_ref.hpp"
 #include "cudakit/memory/caching_allocator.hpp"
@@ -30,7 +30,8 @@ class Graph {
   ~Graph();
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
-  // A moved-from Graph is empty, as after reset(), and may capture again.
+  // A moved-from Graph owns nothing, and every use of it but reset() and destruction throws
+  // StateError (See Note [Moved-from owners]); assigning a Graph to it makes it usable again.
   Graph(Graph&& other) noexcept;
   Graph& operator=(Graph&& other) noexcept;
 
@@ -55,9 +56,10 @@ class Graph {
   // Instantiates a kept graph; no-op when already instantiated.
   // @throws StateError without a captured graph; CudaError from cudaGraphInstantiate.
   void instantiate();
-  // Launches the graph on `stream` (instantiating a kept graph first).
+  // Launches the graph on `stream` (left out: the current stream of the graph's device),
+  // instantiating a kept graph first.
   // @throws StateError for a graph that was never captured, was reset, or is capturing.
-  void replay(StreamRef stream = current_stream());
+  void replay(OptionalStream stream = {});
   // Destroys the graph and its executable instance and gives up the pool (released when no
   // other graph shares it). Memory allocated during capture and still live is not freed: free it
   // first. The graph may capture again afterwards.
@@ -65,18 +67,19 @@ class Graph {
 
   // The graph's memory pool: pass it to another capture_begin to share the pool. {} before the
   // first capture_begin.
-  [[nodiscard]] memory::PoolId pool() const noexcept;
-  [[nodiscard]] bool is_capturing() const noexcept;
-  [[nodiscard]] bool is_instantiated() const noexcept;
+  [[nodiscard]] memory::PoolId pool() const;
+  [[nodiscard]] bool is_capturing() const;
+  [[nodiscard]] bool is_instantiated() const;
   // The device captured on (-1 before capture_begin).
-  [[nodiscard]] int device() const noexcept;
+  [[nodiscard]] int device() const;
   // Non-owning handles, valid until reset().
-  [[nodiscard]] GraphRef ref() const noexcept;
+  [[nodiscard]] GraphRef ref() const;
   // cudaGraphDebugDotPrint of the captured graph. @throws StateError without one.
   void debug_dump(const std::string& path, unsigned flags = cudaGraphDebugDotFlagsVerbose) const;
 
  private:
   struct Impl;
+  Impl& usable(const char* api) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/optional_stream.hpp"
 
 namespace cudakit::graphs {
 
@@ -23,7 +23,7 @@ class GraphRef {
   // Launches the executable graph on `stream`: its work runs after the work queued there so
   // far, and work queued later runs after it.
   // @throws StateError when there is no executable graph; CudaError from cudaGraphLaunch.
-  void replay(StreamRef stream = current_stream()) const;
+  void replay(OptionalStream stream = {}) const;
   // Writes the graph as Graphviz DOT to `path` (cudaGraphDebugDotPrint), verbose by default.
   // @throws StateError when there is no graph; CudaError when the file cannot be written.
   void debug_dump(const std::string& path, unsigned flags = cudaGraphDebugDotFlagsVerbose) const;
