@@ -6,8 +6,7 @@ bundle=$(cd "$(dirname "$0")" && pwd)
 out=${1:-${OUT:-/tmp/cudakit-gpu-tier}}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$bundle/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export CUDAKIT_TEST_DATA_DIR=${CUDAKIT_TEST_DATA_DIR:-$bundle/../tests/data}
-export CUDAKIT_SHARED_DATA_DIR=${CUDAKIT_SHARED_DATA_DIR:-$bundle/data}
+export CUDAKIT_TEST_DATA_DIR=${CUDAKIT_TEST_DATA_DIR:-$bundle/data}
 status=0
 for t in cudakit_host_tests cudakit_gpu_tests; do
   echo "== $t"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds (no GPU needed) and stages everything the GPU tier and the benchmarks need into
-# gpu-bundle/: the binaries, libcudakit, the non-CUDA shared libraries they use, the allocation
-# traces. The GPU machine then needs nothing installed: CUDA 13's own libraries are there.
+# gpu-bundle/: the binaries, libcudakit, the non-CUDA shared libraries they use, and tests/data
+# (the allocation traces among it) as data/. The GPU machine then needs nothing installed: CUDA
+# 13's own libraries are there.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${CUDAKIT_BUILD_DIR:-$root/build}
@@ -15,9 +16,8 @@ cp -a "$build"/src/libcudakit.so* "$bundle/lib/"
 for lib in libbenchmark.so.1debian; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" "$bundle/lib/" 2>/dev/null || true
 done
-if [ -d "$root/../shared/data/alloc-traces" ]; then
-  cp -a "$root/../shared/data/alloc-traces" "$bundle/data/"
-fi
+# tests/data (the allocation traces among it): the tests' data and the benchmarks' traces.
+cp -a "$root/tests/data/." "$bundle/data/"
 cp "$root/scripts/gpu-tier.sh" "$bundle/"
 strip --strip-unneeded "$bundle"/bin/* "$bundle"/lib/libcudakit.so* 2>/dev/null || true
 du -sh "$bundle"

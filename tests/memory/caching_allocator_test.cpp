@@ -822,7 +822,7 @@ struct HostReplay {
   std::size_t left_in_use = 0;
 };
 HostReplay replay_on_host(const std::string& trace_name, std::size_t expected_ops) {
-  const std::string path = cudakit::testing::shared_data_dir() + "/alloc-traces/" + trace_name;
+  const std::string path = cudakit::testing::test_data_dir() + "/alloc-traces/" + trace_name;
   const AllocTrace trace = load_alloc_trace(path);
   EXPECT_EQ(trace.ops.size(), expected_ops);
   EXPECT_EQ(trace.num_streams, 1u);

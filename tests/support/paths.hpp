@@ -12,10 +12,8 @@ inline std::string env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
 }
-// tests/data in the source tree.
+// tests/data in the source tree (snapshots, profiler traces, recorded allocation traces).
 inline std::string test_data_dir() { return env_or("CUDAKIT_TEST_DATA_DIR", CUDAKIT_TEST_DATA_DIR); }
-// ../shared/data beside the checkout (allocation traces).
-inline std::string shared_data_dir() { return env_or("CUDAKIT_SHARED_DATA_DIR", CUDAKIT_SHARED_DATA_DIR); }
 // The folder of the running test binary, where the helper binaries are built too.
 inline std::string bin_dir() { return std::filesystem::read_symlink("/proc/self/exe").parent_path().string(); }
 

@@ -12,12 +12,13 @@ Models
 Usage: python3 sim.py            (runs the whole variant table)
        python3 sim.py --trace PATH
 """
-import bisect, csv, gzip, sys, time, argparse
+import bisect, csv, gzip, os, sys, time, argparse
 
 P = 2 << 20          # page size
 ROUND = 512
 INF = 1 << 62
-TRACE = '/work/shared/data/alloc-traces/trace_serve_kv.csv.gz'
+TRACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tests', 'data',
+                     'alloc-traces', 'trace_serve_kv.csv.gz')
 
 
 def load(path):

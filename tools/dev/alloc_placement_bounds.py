@@ -14,12 +14,13 @@ Each placement is checked independently (no two blocks live at once overlap).
 
 Usage: python3 tools/dev/alloc_placement_bounds.py [serve_kv] [gpt_train]
 """
-import bisect, gzip, sys, time
+import bisect, gzip, os, sys, time
 
 MiB = 1 << 20
 W = 512            # time-bucket width of the offline planner's interval lookup
 INF = float('inf')
-TRACES = '/work/shared/data/alloc-traces/trace_{}.csv.gz'
+TRACES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tests', 'data',
+                      'alloc-traces', 'trace_{}.csv.gz')
 
 def load(name):
     """Return list of blocks (id, size_rounded, start, end) and n_ops. end = free op index or n_ops."""
