@@ -205,11 +205,11 @@ MemorySnapshot MemPool::snapshot() const {
   return all;
 }
 
-use_mem_pool::use_mem_pool(MemPool& pool)
+MemPoolContext::MemPoolContext(MemPool& pool)
     : device_(pool.device_), previous_(t_current_pool[static_cast<std::size_t>(pool.device_)]), users_(pool.users_) {
   t_current_pool[static_cast<std::size_t>(device_)] = pool.id_;
 }
 
-use_mem_pool::~use_mem_pool() { t_current_pool[static_cast<std::size_t>(device_)] = previous_; }
+MemPoolContext::~MemPoolContext() { t_current_pool[static_cast<std::size_t>(device_)] = previous_; }
 
 }  // namespace cudakit::memory

@@ -42,26 +42,29 @@ class MemPool {
   [[nodiscard]] MemorySnapshot snapshot() const;
 
  private:
-  friend class use_mem_pool;
+  friend class MemPoolContext;
   int device_;
   PoolId id_;
   std::shared_ptr<int> users_;  // use_count() - 1 scopes
 };
 
 // RAII: while alive, the calling thread's allocations on the pool's device come from the pool.
-// Scopes nest; the innermost wins. Other threads are unaffected.
-class use_mem_pool {
+// Scopes nest; the innermost wins. Other threads are unaffected. `use_mem_pool` is torch's name
+// for it (`with torch.cuda.use_mem_pool(pool):`), kept as an alias by the naming rule
+// (docs/ARCHITECTURE.md, "Naming").
+class MemPoolContext {
  public:
-  explicit use_mem_pool(MemPool& pool);
-  ~use_mem_pool();
-  use_mem_pool(const use_mem_pool&) = delete;
-  use_mem_pool& operator=(const use_mem_pool&) = delete;
+  explicit MemPoolContext(MemPool& pool);
+  ~MemPoolContext();
+  MemPoolContext(const MemPoolContext&) = delete;
+  MemPoolContext& operator=(const MemPoolContext&) = delete;
 
  private:
   int device_;
   PoolId previous_;
   std::shared_ptr<int> users_;
 };
+using use_mem_pool = MemPoolContext;
 
 // The pool the calling thread's allocations on `device` go to ({0,0}: the default pool).
 [[nodiscard]] PoolId current_pool(int device);
