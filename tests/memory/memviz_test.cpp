@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -21,12 +20,15 @@
 #include <vector>
 
 #include "cudakit/core/error.hpp"
+#include "support/cudakit_cli.hpp"
 #include "support/paths.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using cudakit::memory::render_memviz_html;
+using cudakit::testing::ScratchDir;
 using nlohmann::json;
 
 std::string read_file(const fs::path& path) {
@@ -70,30 +72,6 @@ std::string embedded_data(const std::string& html) {
   const auto start = begin + open.size();
   return html.substr(start, html.find("</script>", start) - start);
 }
-
-// A scratch directory per test, removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name =
-        std::string("cudakit_memviz_") + test->name() + "_" + std::to_string(::getpid());
-    std::replace(name.begin(), name.end(), '/', '_');  // parameterized tests are "Name/Param"
-    path_ = fs::temp_directory_path() / name;
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Runs a shell command; returns its exit status (-1 when it did not exit normally).
 int run_shell(const std::string& command) {
@@ -263,55 +241,54 @@ TEST(Memviz, RejectsMalformedSnapshotsNamingTheKey) {
 class MemvizCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    cli_ = fs::path(cudakit::testing::bin_dir()) / "cudakit";
-    if (!fs::exists(cli_)) GTEST_SKIP() << cli_ << " is not built (build the cudakit_cli target)";
+    if (!fs::exists(cudakit::testing::cudakit_cli_path()))
+      GTEST_SKIP() << cudakit::testing::cudakit_cli_path() << " is not built (build the cudakit_cli target)";
   }
   // Runs `cudakit memviz ARGS` in `dir`; returns the exit code, stderr in `errors`.
-  int memviz(const fs::path& dir, const std::string& args, std::string& errors) {
-    const fs::path err = dir / "stderr.txt";
-    const int code = run_shell("cd " + shell_quoted(dir) + " && " + shell_quoted(cli_) +
-                               " memviz " + args + " >/dev/null 2>" + shell_quoted(err));
-    errors = read_file(err);
-    return code;
+  int memviz(const fs::path& dir, std::vector<std::string> args, std::string& errors) {
+    args.insert(args.begin(), "memviz");
+    const cudakit::testing::CliRun run = cudakit::testing::run_cudakit(args, dir);
+    errors = run.err;
+    return run.status;
   }
-  fs::path cli_;
 };
 
 TEST_F(MemvizCli, WritesThePageToTheNamedFileOrMemoryHtml) {
   ScratchDir dir;
   std::string errors;
-  EXPECT_EQ(memviz(dir.path(), shell_quoted(fixture_path("snapshot_small.json")) + " -o small.html",
-                   errors),
-            0)
+  EXPECT_EQ(memviz(dir.path(), {fixture_path("snapshot_small.json"), "-o", "small.html"}, errors), 0)
       << errors;
   EXPECT_EQ(read_file(dir.path() / "small.html"),
             render_memviz_html(read_file(fixture_path("snapshot_small.json"))));
-  EXPECT_EQ(memviz(dir.path(), shell_quoted(fixture_path("snapshot_oom.json")), errors), 0)
-      << errors;
+  EXPECT_EQ(memviz(dir.path(), {fixture_path("snapshot_oom.json")}, errors), 0) << errors;
   EXPECT_TRUE(fs::exists(dir.path() / "memory.html"));
 }
 
-TEST_F(MemvizCli, UnreadableOrMalformedInputExitsWithOneAndSaysWhy) {
+// A path that cannot be read or written is a bad command line (2); a malformed snapshot fails the
+// run (1). tests/tools/cli_errors_test.cpp has the tool's other errors.
+TEST_F(MemvizCli, UnreadableOrMalformedInputFailsAndSaysWhy) {
   ScratchDir dir;
   std::string errors;
-  EXPECT_EQ(memviz(dir.path(), "missing.json", errors), 1);
-  EXPECT_NE(errors.find("cannot read missing.json"), std::string::npos) << errors;
+  EXPECT_EQ(memviz(dir.path(), {"missing.json"}, errors), 2);
+  EXPECT_NE(errors.find("SNAPSHOT 'missing.json' cannot be read: No such file or directory"),
+            std::string::npos)
+      << errors;
 
   write_file(dir.path() / "bad.json", "{\"segments\": [");
-  EXPECT_EQ(memviz(dir.path(), "bad.json", errors), 1);
+  EXPECT_EQ(memviz(dir.path(), {"bad.json"}, errors), 1);
   EXPECT_NE(errors.find("bad.json"), std::string::npos) << errors;
   EXPECT_NE(errors.find("not valid JSON"), std::string::npos) << errors;
 
   write_file(dir.path() / "wrong.json", R"({"segments": [{"address": 0, "total_size": "x"}]})");
-  EXPECT_EQ(memviz(dir.path(), "wrong.json -o out.html", errors), 1);
+  EXPECT_EQ(memviz(dir.path(), {"wrong.json", "-o", "out.html"}, errors), 1);
   EXPECT_NE(errors.find("segments[0].total_size"), std::string::npos) << errors;
   EXPECT_FALSE(fs::exists(dir.path() / "out.html"));
 
-  EXPECT_EQ(
-      memviz(dir.path(),
-             shell_quoted(fixture_path("snapshot_small.json")) + " -o no/such/dir/x.html", errors),
-      1);
-  EXPECT_NE(errors.find("cannot write no/such/dir/x.html"), std::string::npos) << errors;
+  EXPECT_EQ(memviz(dir.path(), {fixture_path("snapshot_small.json"), "-o", "no/such/dir/x.html"},
+                   errors),
+            2);
+  EXPECT_NE(errors.find("--output 'no/such/dir/x.html' cannot be written"), std::string::npos)
+      << errors;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,15 +3,19 @@
 
 #include <iostream>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "command.hpp"
 #include "cudakit/core/current_stream.hpp"
 #include "cudakit/core/device.hpp"
+#include "cudakit/core/error.hpp"
 #include "cudakit/core/stream.hpp"
 #include "cudakit/memory/alloc_replay.hpp"
 #include "cudakit/memory/caching_allocator.hpp"
 #include "cudakit/memory/cuda_segment_provider.hpp"
 #include "cudakit/memory/host_segment_provider.hpp"
+#include "errors.hpp"
 #include "nlohmann/json.hpp"
 
 namespace cudakit::cli {
@@ -31,17 +35,56 @@ struct ReplayTarget {
   std::size_t device_allocations() { return static_cast<std::size_t>(a.stats().num_device_alloc); }
 };
 
+// Simulated device memory for --backend host. The least holds a few 2 MiB pages; the most, 1 PiB,
+// keeps the byte count and the provider's sums of bytes far from overflowing.
+constexpr double kMinHostCapacityGib = 0.01;
+constexpr double kMaxHostCapacityGib = 1 << 20;
+
 struct Options {
   std::string trace;
   std::string backend = "device";
   std::string conf;
   bool json = false;
-  double host_capacity_gib = 141;
+  double host_capacity_gib = 141;  // an H200's
+  const CLI::Option* host_capacity_option = nullptr;
 };
 
+// The allocator options of CUDAKIT_ALLOC_CONF, then --conf over them.
+memory::AllocatorConfig allocator_config(const std::string& conf) {
+  memory::AllocatorConfig base;
+  try {
+    base = memory::AllocatorConfig::from_environment();
+  } catch (const InvalidArgumentError& e) {
+    throw std::runtime_error("CUDAKIT_ALLOC_CONF: " + message_of(e));
+  }
+  return memory::AllocatorConfig::parse(conf, base);
+}
+
+// --conf in CUDAKIT_ALLOC_CONF syntax, checked as the command line is read.
+CLI::Validator allocator_options() {
+  return CLI::Validator(
+      [](std::string& text) {
+        try {
+          (void)memory::AllocatorConfig::parse(text);
+          return std::string();
+        } catch (const InvalidArgumentError& e) {
+          return "takes allocator options in CUDAKIT_ALLOC_CONF syntax (key:value,...), not '" +
+                 text + "': " + message_of(e);
+        }
+      },
+      "KEY:VALUE,...");
+}
+
 int run(const Options& o) {
+  if (o.host_capacity_option->count() > 0 && o.backend != "host") {
+    throw UsageError("--host-capacity-gib sizes the simulated memory of --backend host; with --backend " +
+                     o.backend + " it would be ignored");
+  }
+  const memory::AllocatorConfig config = allocator_config(o.conf);
+  if (o.backend == "device" && !is_available()) {
+    throw std::runtime_error("no CUDA device; use --backend host to replay on simulated memory");
+  }
   const memory::AllocTrace trace = memory::load_alloc_trace(o.trace);
-  memory::AllocatorConfig config = memory::AllocatorConfig::parse(o.conf, memory::AllocatorConfig::from_environment());
   std::unique_ptr<CachingAllocator> allocator;
   std::vector<memory::StreamKey> streams;
   std::vector<Stream> owned_streams;
@@ -50,20 +93,13 @@ int run(const Options& o) {
         -1, std::make_shared<memory::HostSegmentProvider>(static_cast<std::size_t>(o.host_capacity_gib * (1ull << 30))),
         std::make_shared<memory::HostStreamEvents>(), config);
     for (std::uint32_t i = 0; i < std::max(trace.num_streams, 1u); ++i) streams.push_back(i + 1);
-  } else if (o.backend == "device") {
-    if (!is_available()) {
-      std::cerr << "cudakit alloc-replay: no CUDA device; use --backend host to replay on simulated memory\n";
-      return 1;
-    }
+  } else {
     allocator = std::make_unique<CachingAllocator>(0, std::make_shared<memory::CudaSegmentProvider>(0),
                                                    std::make_shared<memory::CudaStreamEvents>(0), config);
     for (std::uint32_t i = 0; i < std::max(trace.num_streams, 1u); ++i) {
       owned_streams.emplace_back(0);
       streams.push_back(reinterpret_cast<memory::StreamKey>(owned_streams.back().handle()));
     }
-  } else {
-    std::cerr << "cudakit alloc-replay: --backend must be 'device' or 'host', not '" << o.backend << "'\n";
-    return 1;
   }
   ReplayTarget target{*allocator};
   const memory::ReplayResult r = memory::replay_alloc_trace(target, trace, streams);
@@ -95,10 +131,17 @@ const RegisterCommand kAllocReplay(
     "alloc-replay", "replay a recorded allocation trace through the caching allocator",
     [](CLI::App& app) -> std::function<int()> {
       auto o = std::make_shared<Options>();
-      app.add_option("trace", o->trace, "trace file (.csv or .csv.gz)")->required()->check(CLI::ExistingFile);
-      app.add_option("--backend", o->backend, "device (the GPU) or host (simulated device memory)");
-      app.add_option("--conf", o->conf, "allocator options, CUDAKIT_ALLOC_CONF syntax");
-      app.add_option("--host-capacity-gib", o->host_capacity_gib, "simulated device memory for --backend host");
+      app.add_option("TRACE", o->trace, "trace file (.csv or .csv.gz)")->required()->check(readable_file());
+      app.add_option("--backend", o->backend, "device (the GPU) or host (simulated device memory)")
+          ->capture_default_str()
+          ->check(one_of({"device", "host"}));
+      app.add_option("--conf", o->conf, "allocator options, CUDAKIT_ALLOC_CONF syntax")
+          ->check(allocator_options());
+      o->host_capacity_option =
+          app.add_option("--host-capacity-gib", o->host_capacity_gib,
+                         "simulated device memory for --backend host")
+              ->capture_default_str()
+              ->check(number_in("a size in GiB", kMinHostCapacityGib, kMaxHostCapacityGib));
       app.add_flag("--json", o->json, "print one JSON object");
       return [o] { return run(*o); };
     });

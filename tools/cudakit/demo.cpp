@@ -10,6 +10,7 @@
 #include "cudakit/core/event.hpp"
 #include "cudakit/core/stream.hpp"
 #include "cudakit/core/stream_guard.hpp"
+#include "errors.hpp"
 #include "info.hpp"
 #include "../../examples/graph_annotations.hpp"
 
@@ -54,7 +55,9 @@ const RegisterCommand kDemo(
     "demo", "info, a stream/event exercise, then the seed's graph-annotation workflow",
     [](CLI::App& app) -> std::function<int()> {
       auto out_dir = std::make_shared<std::string>("cudakit-demo");
-      app.add_option("-o,--out", *out_dir, "folder for trace.json, annotations.json, trace_annotated.json");
+      app.add_option("-o,--out", *out_dir, "folder for trace.json, annotations.json, trace_annotated.json")
+          ->capture_default_str()
+          ->check(folder());
       return [out_dir] {
         print_info(std::cout);
         if (!is_available()) {

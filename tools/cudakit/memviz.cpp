@@ -1,16 +1,17 @@
 // `cudakit memviz SNAPSHOT.json -o memory.html`: renders a memory snapshot (cudakit's or
 // PyTorch's torch.cuda.memory._snapshot()) as one self-contained HTML page.
 
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
+#include "errors.hpp"
 #include "command.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/memviz.hpp"
+#include "output_file.hpp"
 
 namespace cudakit::cli {
 namespace {
@@ -21,12 +22,9 @@ struct MemvizOptions {
 };
 
 int run_memviz(const MemvizOptions& options) {
+  require_distinct_files("--output", options.output, "SNAPSHOT", options.snapshot);
   std::ifstream in(options.snapshot, std::ios::binary);
-  if (!in) {
-    std::cerr << "cudakit memviz: cannot read " << options.snapshot << ": " << std::strerror(errno)
-              << "\n";
-    return 1;
-  }
+  if (!in) throw std::runtime_error("cannot read '" + options.snapshot + "'");
   std::ostringstream text;
   text << in.rdbuf();
   std::string page;
@@ -34,15 +32,11 @@ int run_memviz(const MemvizOptions& options) {
     page = memory::render_memviz_html(text.str());
   } catch (const InvalidArgumentError& e) {
     // The message names the bad key; the file it came from is what the user needs next to it.
-    std::cerr << "cudakit memviz: " << options.snapshot << ": " << e.what() << "\n";
-    return 1;
+    throw std::runtime_error(options.snapshot + ": " + message_of(e));
   }
-  std::ofstream out(options.output, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(page.data(), static_cast<std::streamsize>(page.size())) || !out.flush()) {
-    std::cerr << "cudakit memviz: cannot write " << options.output << ": " << std::strerror(errno)
-              << "\n";
-    return 1;
-  }
+  OutputFile out(options.output);
+  out.write(page);
+  out.commit();
   std::cout << "wrote " << options.output << " (" << (page.size() + 1023) / 1024
             << " KiB); open it in a browser\n";
   return 0;
@@ -51,10 +45,13 @@ int run_memviz(const MemvizOptions& options) {
 std::function<int()> setup_memviz(CLI::App& command) {
   auto options = std::make_shared<MemvizOptions>();
   command
-      .add_option("snapshot", options->snapshot,
+      .add_option("SNAPSHOT", options->snapshot,
                   "snapshot JSON (dump_snapshot, or torch.cuda.memory._snapshot() saved as JSON)")
-      ->required();
-  command.add_option("-o,--output", options->output, "HTML file to write")->capture_default_str();
+      ->required()
+      ->check(readable_file());
+  command.add_option("-o,--output", options->output, "HTML file to write")
+      ->capture_default_str()
+      ->check(writable_file());
   return [options] { return run_memviz(*options); };
 }
 

@@ -7,8 +7,9 @@
 #include <string>
 
 #include "command.hpp"
-#include "cudakit/core/error.hpp"
 #include "cudakit/profiler/trace_merge.hpp"
+#include "errors.hpp"
+#include "output_file.hpp"
 
 namespace cudakit::cli {
 namespace {
@@ -20,21 +21,20 @@ struct TraceMergeOptions {
 };
 
 int run_trace_merge(const TraceMergeOptions& options) {
-  try {
-    const profiler::TraceMergeResult result = profiler::merge_trace_annotation_files(
-        options.trace, options.annotations, options.output);
-    std::cout << "wrote " << options.output << ": annotated " << result.annotated_events << " of "
-              << result.graph_node_events << " events with a graph node id\n";
-    if (result.graph_node_events > 0 && result.annotated_events == 0) {
-      std::cerr << "cudakit trace merge: warning: no node id of the trace is in "
-                << options.annotations << " (annotations from another capture?)\n";
-    }
-    return 0;
-  } catch (const InvalidArgumentError& e) {
-    // The message names the file, the event index or key at fault.
-    std::cerr << "cudakit trace merge: " << e.what() << "\n";
-    return 1;
+  require_distinct_files("--output", options.output, "TRACE", options.trace);
+  require_distinct_files("--output", options.output, "ANNOTATIONS", options.annotations);
+  // The library's messages name the file, the event index or key at fault.
+  OutputFile out(options.output);
+  const profiler::TraceMergeResult result =
+      profiler::merge_trace_annotation_files(options.trace, options.annotations, out.temp_path());
+  out.commit();
+  std::cout << "wrote " << options.output << ": annotated " << result.annotated_events << " of "
+            << result.graph_node_events << " events with a graph node id\n";
+  if (result.graph_node_events > 0 && result.annotated_events == 0) {
+    std::cerr << "cudakit trace merge: warning: no node id of the trace is in "
+              << options.annotations << " (annotations from another capture?)\n";
   }
+  return 0;
 }
 
 std::function<int()> setup_trace(CLI::App& command) {
@@ -42,13 +42,16 @@ std::function<int()> setup_trace(CLI::App& command) {
   auto options = std::make_shared<TraceMergeOptions>();
   CLI::App* merge = command.add_subcommand(
       "merge", "merge kernel annotations into a Chrome trace by graph node id (offline)");
-  merge->add_option("trace", options->trace, "Chrome trace JSON (export_chrome_trace, Kineto)")
-      ->required();
-  merge->add_option("annotations", options->annotations,
+  merge->add_option("TRACE", options->trace, "Chrome trace JSON (export_chrome_trace, Kineto)")
+      ->required()
+      ->check(readable_file());
+  merge->add_option("ANNOTATIONS", options->annotations,
                     "annotations JSON: {\"<node id>\": [{...}, ...], ...}")
-      ->required();
+      ->required()
+      ->check(readable_file());
   merge->add_option("-o,--output", options->output, "merged trace to write")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(writable_file());
   return [options] { return run_trace_merge(*options); };
 }
 
