@@ -5,6 +5,7 @@
 #include "cudakit/core/current_stream.hpp"
 #include "cudakit/core/event.hpp"
 #include "cudakit/core/stream.hpp"
+#include "cudakit/core/trace_hooks.hpp"
 #include "support/bench_kernels.hpp"
 #include "support/bench_main.hpp"
 
@@ -113,6 +114,31 @@ void BM_EmptyKernelLaunch_raw(benchmark::State& state) {
   cudaStreamDestroy(s);
 }
 BENCHMARK(BM_EmptyKernelLaunch_raw);
+
+// The library's own launch path (cudakit::launch_kernel: the trace hooks' check and the launch
+// check) against the raw launch above; and with a listener attached, what listening costs.
+void launch_loop(benchmark::State& state) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  int n = 0;
+  for (auto _ : state) {
+    cudakit::bench::launch_empty_through_cudakit(s);
+    if (++n % 256 == 0) cudaStreamSynchronize(s);
+  }
+  cudaStreamSynchronize(s);
+  cudaStreamDestroy(s);
+}
+void BM_EmptyKernelLaunch_launch_kernel(benchmark::State& state) { launch_loop(state); }
+BENCHMARK(BM_EmptyKernelLaunch_launch_kernel);
+
+void BM_EmptyKernelLaunch_launch_kernel_listened(benchmark::State& state) {
+  long seen = 0;
+  const auto id = cudakit::attach_trace_listener([&](const cudakit::TraceEvent&) { ++seen; });
+  launch_loop(state);
+  cudakit::detach_trace_listener(id);
+  benchmark::DoNotOptimize(seen);
+}
+BENCHMARK(BM_EmptyKernelLaunch_launch_kernel_listened);
 
 // Launch + wait for one empty kernel: the round-trip latency.
 void BM_EmptyKernelRoundTrip_cudakit(benchmark::State& state) {
