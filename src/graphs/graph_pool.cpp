@@ -2,12 +2,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <utility>
 
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/log.hpp"
 #include "cudakit/memory/cuda_segment_provider.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 
@@ -83,7 +83,7 @@ GraphPoolLease::~GraphPoolLease() {
   try {
     memory::device_allocator(device_).release_pool(id_);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "cudakit: releasing a graph's memory pool failed: %s\n", e.what());
+    CUDAKIT_LOG(warning, "releasing a graph's memory pool failed: ", e.what());
   }
 }
 

@@ -10,6 +10,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/log.hpp"
 #include "cudakit/core/trace_hooks.hpp"
 #include "cudakit/memory/cuda_segment_provider.hpp"
 #include "cudakit/memory/mem_pool.hpp"
@@ -190,7 +191,7 @@ MemPool::~MemPool() {
   try {
     device_allocator(device_).release_pool(id_);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "cudakit: releasing a MemPool failed: %s\n", e.what());
+    CUDAKIT_LOG(warning, "releasing a MemPool failed: ", e.what());
   }
 }
 
