@@ -1161,20 +1161,6 @@ struct CachingAllocator::Impl {
   }
 };
 
-const char* to_string(TraceEntry::Action action) {
-  switch (action) {
-    case TraceEntry::Action::alloc: return "alloc";
-    case TraceEntry::Action::free_requested: return "free_requested";
-    case TraceEntry::Action::free_completed: return "free_completed";
-    case TraceEntry::Action::segment_alloc: return "segment_alloc";
-    case TraceEntry::Action::segment_free: return "segment_free";
-    case TraceEntry::Action::segment_map: return "segment_map";
-    case TraceEntry::Action::segment_unmap: return "segment_unmap";
-    case TraceEntry::Action::oom: return "oom";
-  }
-  return "unknown";
-}
-
 CachingAllocator::CachingAllocator(int device, std::shared_ptr<SegmentProvider> provider,
                                    std::shared_ptr<StreamEvents> events, AllocatorConfig config)
     : impl_(std::make_unique<Impl>(device, std::move(provider), std::move(events), config)) {}
