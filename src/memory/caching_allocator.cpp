@@ -6,20 +6,20 @@
 #include <bit>
 #include <cstdio>
 #include <deque>
-#include <iomanip>
 #include <limits>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <tuple>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
+#include "memory/detail/format_bytes.hpp"
 #include "memory/detail/pointer_map.hpp"
 #include "memory/detail/spin_lock.hpp"
 
 namespace cudakit::memory {
 using cudakit::detail::concat;
+using detail::format_bytes;
 
 // Note [Expandable arenas]
 // With expandable_segments (our default), each (pool, stream) owns one arena: a virtual
@@ -384,16 +384,6 @@ struct ShardCache {
 // operation replaying serve_kv). It takes 40 bytes of the static TLS that glibc keeps spare for
 // libraries loaded with dlopen, as allocators such as jemalloc do.
 [[gnu::tls_model("initial-exec")]] thread_local ShardCache t_shard_cache;
-
-std::string format_bytes(std::size_t bytes) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(2);
-  if (bytes >= (1ull << 30)) out << bytes / 1073741824.0 << " GiB";
-  else if (bytes >= (1u << 20)) out << bytes / 1048576.0 << " MiB";
-  else if (bytes >= 1024) out << bytes / 1024.0 << " KiB";
-  else out << bytes << " B";
-  return out.str();
-}
 
 }  // namespace
 
@@ -1444,51 +1434,6 @@ MemorySnapshot CachingAllocator::snapshot() const {
   }
   snap.stats = stats();
   return snap;
-}
-
-std::string CachingAllocator::summary() const {
-  const MemoryStats m = stats();
-  std::ostringstream out;
-  const std::string rule(83, '=');
-  const std::string thin(83, '-');
-  out << rule << "\n"
-      << "|                  cudakit memory summary, device " << std::setw(2) << impl_->device
-      << "                                |\n"
-      << "|  " << std::left << std::setw(79)
-      << concat("OOMs: ", m.num_ooms, "    cache flushes/retries: ", m.num_alloc_retries,
-                        "    config: ", impl_->config.to_string())
-      << "|\n"
-      << rule << "\n"
-      << "|        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  |\n"
-      << thin << "\n";
-  auto row = [&](const char* name, const StatArray& a, bool bytes) {
-    static const char* const kPools[] = {"all", "from large pool", "from small pool"};
-    const int order[] = {0, 2, 1};
-    for (int k = 0; k < 3; ++k) {
-      const Stat& s = a[order[k]];
-      auto cell = [&](std::int64_t v) {
-        return bytes ? format_bytes(static_cast<std::size_t>(std::max<std::int64_t>(v, 0)))
-                     : std::to_string(v);
-      };
-      out << "| " << std::left << std::setw(22)
-          << (k == 0 ? std::string(name) : std::string("      ") + kPools[k]) << "| "
-          << std::right << std::setw(10) << cell(s.current) << " | " << std::setw(10) << cell(s.peak)
-          << " | " << std::setw(10) << cell(s.allocated) << " | " << std::setw(10) << cell(s.freed)
-          << " |\n";
-    }
-    out << thin << "\n";
-  };
-  row("Allocated memory", m.allocated_bytes, true);
-  row("Active memory", m.active_bytes, true);
-  row("Requested memory", m.requested_bytes, true);
-  row("Reserved memory", m.reserved_bytes, true);
-  row("Non-releasable memory", m.inactive_split_bytes, true);
-  row("Allocations", m.allocation, false);
-  row("Active allocs", m.active, false);
-  row("Segments (chunks)", m.segment, false);
-  row("Non-releasable allocs", m.inactive_split, false);
-  out << rule << "\n";
-  return out.str();
 }
 
 }  // namespace cudakit::memory
