@@ -104,6 +104,13 @@ std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m;
 
 int pool_index(std::size_t rounded) { return rounded <= kSmallRequest ? 1 : 2; }
 
+// MemoryStats::max_split_size: -1 for no limit.
+std::int64_t max_split_stat(const AllocatorConfig& config) {
+  return config.max_split_size == std::numeric_limits<std::size_t>::max()
+             ? -1
+             : static_cast<std::int64_t>(config.max_split_size);
+}
+
 struct Arena;
 struct Shard;
 
@@ -513,9 +520,7 @@ struct CachingAllocator::Impl {
         shard = pool->shards.back().get();
         shard->pool = pool;
         shard->stream = stream;
-        shard->stats.max_split_size = config.max_split_size == std::numeric_limits<std::size_t>::max()
-                                          ? -1
-                                          : static_cast<std::int64_t>(config.max_split_size);
+        shard->stats.max_split_size = max_split_stat(config);
       }
     }
     c = ShardCache{instance, gen, pool_id, stream, shard};
@@ -1316,9 +1321,7 @@ MemoryStats CachingAllocator::stats() const {
   out.num_alloc_retries = impl_->retries.load();
   out.num_ooms = impl_->ooms.load();
   out.num_sync_all_streams = impl_->sync_all.load();
-  out.max_split_size = impl_->config.max_split_size == std::numeric_limits<std::size_t>::max()
-                           ? -1
-                           : static_cast<std::int64_t>(impl_->config.max_split_size);
+  out.max_split_size = max_split_stat(impl_->config);
   return out;
 }
 
