@@ -14,12 +14,17 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
 #include "memory/detail/format_bytes.hpp"
-#include "memory/detail/pointer_map.hpp"
-#include "memory/detail/spin_lock.hpp"
+#include "memory/detail/pool.hpp"
+#include "memory/detail/shard.hpp"
 
 namespace cudakit::memory {
 using cudakit::detail::concat;
+using detail::Arena;
+using detail::Block;
 using detail::format_bytes;
+using detail::kRound;
+using detail::Pool;
+using detail::Shard;
 
 // Note [Expandable arenas]
 // With expandable_segments (our default), each (pool, stream) owns one arena: a virtual
@@ -35,15 +40,6 @@ using detail::format_bytes;
 // Without expandable_segments the allocator behaves like torch's: a small pool of 2 MiB
 // segments for requests up to 1 MiB, 20 MiB segments for requests up to 10 MiB, and
 // 2 MiB-rounded segments above, each from SegmentProvider::allocate_segment (cudaMalloc).
-
-// Note [Shards and statistics]
-// State lives in shards, one per (pool, stream); a shard has its own lock, its own free-block
-// index, its own live-pointer map and its own statistics, so threads that allocate on their own
-// streams never touch the same cache lines (the 16-thread benchmark scales because of this).
-// deallocate() finds the shard through an immutable, sorted table of arenas that is replaced
-// (copy-on-write) only when an arena or segment is created or returned, so the lookup takes no
-// lock. Statistics are summed over shards on read: current values, totals and counts are exact;
-// peaks are discussed in Note [Device-wide peaks].
 
 // Note [Device-wide peaks]
 // A device-wide peak is the highest sum of the shards' values at one moment, which summing the
@@ -75,13 +71,11 @@ using detail::format_bytes;
 
 namespace {
 
-constexpr std::size_t kRound = 512;                 // every block is a multiple of this
 constexpr std::size_t kSmallRequest = 1u << 20;     // requests up to this are "small"
 constexpr std::size_t kSmallSegment = 2u << 20;     // classic small-pool segment
 constexpr std::size_t kMediumSegment = 20u << 20;   // classic segment for requests < 10 MiB
 constexpr std::size_t kMediumLimit = 10u << 20;
 constexpr std::size_t kSegmentRound = 2u << 20;
-constexpr int kScanLimit = 64;                      // entries examined per free-list bin
 // See Note [Growing ahead].
 constexpr std::uint64_t kGrowthStreak = 64;           // allocations between growths in a streak
 constexpr std::size_t kAheadFractionFilling = 8;      // ahead at most mapped / 8 while filling,
@@ -110,50 +104,6 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
              ? -1
              : static_cast<std::int64_t>(config.max_split_size);
 }
-
-struct Arena;
-struct Shard;
-
-struct Block;
-// A block's plain fields, apart from its two owning members, so that a recycled block is
-// reset by one aggregate assignment instead of rebuilding (and freeing) its vector.
-struct BlockFields {
-  char* ptr = nullptr;
-  std::size_t size = 0;
-  std::size_t requested = 0;
-  Block* prev = nullptr;  // address neighbours inside the arena
-  Block* next = nullptr;
-  Block* free_prev = nullptr;  // links inside a free-list bin
-  Block* free_next = nullptr;
-  Arena* arena = nullptr;
-  std::uint32_t bin = 0;
-  enum class State : std::uint8_t { free, allocated, pending } state = State::free;
-  bool indexed = false;
-  int pending_events = 0;
-};
-struct Block : BlockFields {
-  std::vector<StreamKey> extra_streams;  // record_stream
-  std::shared_ptr<const StackFrames> frames;
-
-  void reset() noexcept {
-    static_cast<BlockFields&>(*this) = BlockFields{};
-    extra_streams.clear();  // keeps its capacity for the block's next life
-    frames.reset();
-  }
-};
-
-// One segment (classic) or one expandable range.
-struct Arena {
-  char* base = nullptr;
-  std::size_t range = 0;   // bytes of address space
-  std::size_t mapped = 0;  // bytes backed by memory, from base
-  bool expandable = false;
-  bool small = false;      // classic small-pool segment
-  Shard* shard = nullptr;
-  Block* first = nullptr;
-  Block* last = nullptr;
-  std::vector<std::size_t> chunks;  // expandable: sizes of the mapped chunks, in address order
-};
 
 // Note [Growing ahead]
 // Each growth costs 30-170 us of driver calls whatever its size, and a workload's first pass
@@ -200,148 +150,6 @@ struct Arena {
 // the allocating stream captures, neither the garbage-collection threshold nor the
 // free-and-retry before an out-of-memory error releases anything (torch skips both during
 // capture too); the error says so.
-
-// Note [Free-block index]
-// Free blocks sit in size-class bins: 64 linear bins of 512 B up to 32 KiB, then 32 bins per
-// power of two (sizes within ~3% share a bin), with a bitmap of non-empty bins. A request
-// scans its own bin for the best fit (smallest block, then lowest address; the first
-// kScanLimit entries), then takes the best of the next non-empty bin, every member of which
-// fits. That is best-fit within 3%, found in a few dozen instructions instead of a tree walk.
-class FreeIndex {
- public:
-  static constexpr std::uint32_t kBins = 64 + 32 * 34;
-
-  static std::uint32_t bin_of(std::size_t size) {
-    const std::size_t units = size / kRound;
-    if (units < 64) return static_cast<std::uint32_t>(units);
-    const int fl = std::bit_width(units) - 1;  // >= 6
-    const std::size_t sl = (units >> (fl - 5)) & 31;
-    return static_cast<std::uint32_t>(64 + (fl - 6) * 32 + sl);
-  }
-
-  void insert(Block* b) {
-    b->bin = bin_of(b->size);
-    Block*& head = heads_[b->bin];
-    b->free_prev = nullptr;
-    b->free_next = head;
-    if (head) head->free_prev = b;
-    head = b;
-    bits_[b->bin / 64] |= 1ull << (b->bin % 64);
-    b->indexed = true;
-  }
-
-  void remove(Block* b) {
-    if (b->free_prev) b->free_prev->free_next = b->free_next;
-    else heads_[b->bin] = b->free_next;
-    if (b->free_next) b->free_next->free_prev = b->free_prev;
-    if (!heads_[b->bin]) bits_[b->bin / 64] &= ~(1ull << (b->bin % 64));
-    b->free_prev = b->free_next = nullptr;
-    b->indexed = false;
-  }
-
-  // Best fit per Note [Free-block index]; `acceptable` vetoes blocks (max_split_size rules).
-  template <class Acceptable>
-  Block* find(std::size_t size, Acceptable&& acceptable) const {
-    std::uint32_t bin = bin_of(size);
-    if (Block* b = best_in(heads_[bin], size, acceptable)) return b;
-    for (bin = next_nonempty(bin + 1); bin < kBins; bin = next_nonempty(bin + 1)) {
-      if (Block* b = best_in(heads_[bin], size, acceptable)) return b;
-    }
-    return nullptr;
-  }
-
-  [[nodiscard]] std::size_t largest() const {
-    for (int w = static_cast<int>(bits_.size()) - 1; w >= 0; --w) {
-      if (!bits_[w]) continue;
-      const int bin = w * 64 + 63 - std::countl_zero(bits_[w]);
-      std::size_t best = 0;
-      for (Block* b = heads_[bin]; b; b = b->free_next) best = std::max(best, b->size);
-      return best;
-    }
-    return 0;
-  }
-
- private:
-  template <class Acceptable>
-  static Block* best_in(Block* head, std::size_t size, Acceptable& acceptable) {
-    Block* best = nullptr;
-    int scanned = 0;
-    for (Block* b = head; b && scanned < kScanLimit; b = b->free_next, ++scanned) {
-      if (b->size < size || !acceptable(b)) continue;
-      if (!best || b->size < best->size || (b->size == best->size && b->ptr < best->ptr)) best = b;
-      if (best->size == size) break;
-    }
-    return best;
-  }
-  [[nodiscard]] std::uint32_t next_nonempty(std::uint32_t bin) const {
-    if (bin >= kBins) return kBins;
-    std::size_t w = bin / 64;
-    std::uint64_t word = bits_[w] & (~0ull << (bin % 64));
-    while (true) {
-      if (word) return static_cast<std::uint32_t>(w * 64 + std::countr_zero(word));
-      if (++w == bits_.size()) return kBins;
-      word = bits_[w];
-    }
-  }
-  std::array<Block*, kBins> heads_{};
-  std::array<std::uint64_t, (kBins + 63) / 64> bits_{};
-};
-
-struct PendingFree {
-  Block* block;
-  std::vector<StreamEvents::Token> tokens;
-};
-
-struct Pool;
-
-// Aligned so that two shards (two threads' hot locks and counters) never share a cache line.
-struct alignas(128) Shard {
-  detail::SpinLock lock;
-  Pool* pool = nullptr;
-  StreamKey stream = 0;
-  FreeIndex small_index;  // classic small pool
-  FreeIndex large_index;  // classic large pool; expandable: every block
-  Arena* arena = nullptr; // expandable range, created on first use
-  std::vector<std::unique_ptr<Arena>> arenas;
-  detail::PointerMap<Block> live;
-  std::vector<Block*> spare_blocks;
-  std::vector<PendingFree> pending;
-  std::vector<Block*> deferred;  // See Note [Frees during capture].
-  MemoryStats stats;
-  // See Note [Recently freed block].
-  Block* recent = nullptr;
-  // See Note [Active mirrors allocated].
-  bool active_mirrors_allocation = true;
-  // Bytes granted from the device-wide allocated counter: See Note [Device-wide peaks].
-  std::int64_t granted = 0;
-  // See Note [Growing ahead].
-  std::uint64_t allocations = 0;
-  std::uint64_t last_growth_at = 0;
-  std::size_t ahead = 0;
-
-  Block* new_block() {
-    if (spare_blocks.empty()) return new Block;
-    Block* b = spare_blocks.back();
-    spare_blocks.pop_back();
-    return b;
-  }
-  void recycle(Block* b) {
-    b->reset();
-    spare_blocks.push_back(b);
-  }
-  ~Shard() {
-    for (Block* b : spare_blocks) delete b;
-  }
-};
-
-struct Pool {
-  PoolId id;
-  std::shared_ptr<SegmentProvider> provider;
-  bool expandable = false;  // expandable arenas: the option is on and the provider maps pages
-  mutable std::mutex shards_mutex;
-  std::vector<std::unique_ptr<Shard>> shards;
-  bool released = false;
-};
 
 struct ArenaRange {
   std::uintptr_t begin;
@@ -392,9 +200,10 @@ struct ShardCache {
 // libraries loaded with dlopen, as allocators such as jemalloc do.
 [[gnu::tls_model("initial-exec")]] thread_local ShardCache t_shard_cache;
 
-}  // namespace
-
-struct CachingAllocator::Impl {
+// The allocator's state and its policy. In this file's anonymous namespace, so that its
+// functions are local: GCC sees every call of them and inlines the fast path as it needs (See
+// Note [Allocator internals are hidden] in detail/block.hpp).
+struct Engine {
   int device;
   std::shared_ptr<SegmentProvider> default_provider;
   std::shared_ptr<StreamEvents> events;
@@ -408,7 +217,7 @@ struct CachingAllocator::Impl {
   mutable std::mutex pools_mutex;
   std::map<PoolId, std::unique_ptr<Pool>> pools;
 
-  // See Note [Shards and statistics].
+  // See Note [Shards and statistics] in detail/shard.hpp.
   std::mutex table_mutex;
   std::atomic<const ArenaTable*> table{nullptr};
   std::vector<std::unique_ptr<const ArenaTable>> table_versions;
@@ -434,11 +243,11 @@ struct CachingAllocator::Impl {
   std::atomic<bool> history_enabled{false};
   std::size_t history_max = 0;
   std::deque<TraceEntry> history;
-  CaptureFrames capture;
+  CachingAllocator::CaptureFrames capture;
   const Clock::time_point epoch = Clock::now();
 
-  Impl(int dev, std::shared_ptr<SegmentProvider> provider, std::shared_ptr<StreamEvents> ev,
-       AllocatorConfig cfg)
+  Engine(int dev, std::shared_ptr<SegmentProvider> provider, std::shared_ptr<StreamEvents> ev,
+         AllocatorConfig cfg)
       : device(dev), default_provider(std::move(provider)), events(std::move(ev)), config(cfg) {
     rounds_to_divisions = std::any_of(config.roundup_power2_divisions.begin(), config.roundup_power2_divisions.end(),
                                       [](unsigned d) { return d > 1; });
@@ -716,7 +525,7 @@ struct CachingAllocator::Impl {
   }
 
   // ---- free blocks (shard locked) ----
-  FreeIndex& index_for(Shard& s, const Arena& a) {
+  detail::FreeIndex& index_for(Shard& s, const Arena& a) {
     return !a.expandable && a.small ? s.small_index : s.large_index;
   }
   static bool is_split(const Block* b) { return b->prev || b->next; }
@@ -797,7 +606,7 @@ struct CachingAllocator::Impl {
 
   // Marks the work queued so far on the streams that used pending block `b`.
   void record_pending(Shard& s, Block* b) {
-    PendingFree pending{b, {}};
+    detail::PendingFree pending{b, {}};
     for (StreamKey other : b->extra_streams) pending.tokens.push_back(events->record(other));
     s.pending.push_back(std::move(pending));
   }
@@ -1154,6 +963,12 @@ struct CachingAllocator::Impl {
     if (!b) unknown_pointer(api, ptr);
     return f(s, *b);
   }
+};
+
+}  // namespace
+
+struct CachingAllocator::Impl : Engine {
+  using Engine::Engine;
 };
 
 CachingAllocator::CachingAllocator(int device, std::shared_ptr<SegmentProvider> provider,

@@ -6,7 +6,7 @@
 //
 // Thread safety: every member may be called from any thread. State is sharded per (pool,
 // stream), each shard with its own lock, so threads working on their own streams do not
-// contend (See Note [Shards and statistics]).
+// contend (See Note [Shards and statistics] in src/memory/detail/shard.hpp).
 
 #include <chrono>
 #include <cstddef>
