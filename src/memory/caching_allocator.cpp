@@ -13,6 +13,7 @@
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
+#include "memory/detail/arena_table.hpp"
 #include "memory/detail/format_bytes.hpp"
 #include "memory/detail/pool.hpp"
 #include "memory/detail/shard.hpp"
@@ -151,39 +152,6 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
 // free-and-retry before an out-of-memory error releases anything (torch skips both during
 // capture too); the error says so.
 
-struct ArenaRange {
-  std::uintptr_t begin;
-  std::uintptr_t end;
-  Arena* arena;
-};
-// Note [Arena table on lines of its own]
-// Every deallocate, from every thread, reads the arena table. It is built by whichever thread
-// registered the latest arena, so with the default allocator its vector and buffer came from that
-// thread's malloc arena, next to the blocks and maps it writes on each of its own allocations:
-// false sharing that made every other thread's frees miss. Table memory is therefore allocated
-// in whole 128-byte lines (two, for the adjacent-line prefetcher) that hold nothing else.
-inline constexpr std::size_t kIsolation = 128;
-constexpr std::size_t whole_lines(std::size_t bytes) {
-  return (bytes + kIsolation - 1) / kIsolation * kIsolation;
-}
-template <class T>
-struct IsolatedAllocator {
-  using value_type = T;
-  IsolatedAllocator() = default;
-  template <class U>
-  IsolatedAllocator(const IsolatedAllocator<U>&) noexcept {}
-  T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new(whole_lines(n * sizeof(T)), std::align_val_t{kIsolation}));
-  }
-  void deallocate(T* p, std::size_t n) noexcept {
-    ::operator delete(p, whole_lines(n * sizeof(T)), std::align_val_t{kIsolation});
-  }
-  friend bool operator==(const IsolatedAllocator&, const IsolatedAllocator&) noexcept { return true; }
-};
-struct alignas(kIsolation) ArenaTable {
-  std::vector<ArenaRange, IsolatedAllocator<ArenaRange>> ranges;
-};
-
 std::atomic<std::uint64_t> g_instance_counter{1};
 std::atomic<std::uint64_t> g_pool_counter{1};
 
@@ -218,9 +186,7 @@ struct Engine {
   std::map<PoolId, std::unique_ptr<Pool>> pools;
 
   // See Note [Shards and statistics] in detail/shard.hpp.
-  std::mutex table_mutex;
-  std::atomic<const ArenaTable*> table{nullptr};
-  std::vector<std::unique_ptr<const ArenaTable>> table_versions;
+  detail::ArenaTable arena_table;
 
   std::atomic<std::size_t> reserved_total{0};
   // See Note [Device-wide peaks]; the grants on a line of their own, as they are written by
@@ -259,37 +225,6 @@ struct Engine {
       config.expandable_segments = false;
     }
     pools.emplace(PoolId{}, make_pool(PoolId{}, default_provider));
-    table.store(publish_locked(ArenaTable{}));
-  }
-
-  // ---- arena table ----
-  const ArenaTable* publish_locked(ArenaTable next) {
-    table_versions.push_back(std::make_unique<const ArenaTable>(std::move(next)));
-    return table_versions.back().get();
-  }
-  void register_arena(Arena* a) {
-    std::lock_guard lock(table_mutex);
-    ArenaTable next = *table.load();
-    const auto begin = reinterpret_cast<std::uintptr_t>(a->base);
-    auto it = std::lower_bound(next.ranges.begin(), next.ranges.end(), begin,
-                               [](const ArenaRange& r, std::uintptr_t v) { return r.begin < v; });
-    next.ranges.insert(it, ArenaRange{begin, begin + a->range, a});
-    table.store(publish_locked(std::move(next)), std::memory_order_release);
-  }
-  void unregister_arena(Arena* a) {
-    std::lock_guard lock(table_mutex);
-    ArenaTable next = *table.load();
-    std::erase_if(next.ranges, [&](const ArenaRange& r) { return r.arena == a; });
-    table.store(publish_locked(std::move(next)), std::memory_order_release);
-  }
-  Arena* find_arena(const void* p) const noexcept {
-    const auto& t = table.load(std::memory_order_acquire)->ranges;
-    const auto v = reinterpret_cast<std::uintptr_t>(p);
-    auto it = std::upper_bound(t.begin(), t.end(), v,
-                               [](std::uintptr_t x, const ArenaRange& r) { return x < r.begin; });
-    if (it == t.begin()) return nullptr;
-    --it;
-    return v < it->end ? it->arena : nullptr;
   }
 
   // ---- pools and shards ----
@@ -458,7 +393,7 @@ struct Engine {
       a->expandable = true;
       a->shard = &s;
       s.arena = a;
-      register_arena(a);
+      arena_table.insert(a);
     }
     // The recent slot is empty here (allocate flushes it before searching), so a free tail is
     // in the index.
@@ -520,7 +455,7 @@ struct Engine {
     b->size = bytes;
     b->arena = a;
     a->first = a->last = b;
-    register_arena(a);
+    arena_table.insert(a);
     return b;
   }
 
@@ -705,7 +640,7 @@ struct Engine {
       if (only && !only->next && only->state == Block::State::free) {
         sync_once();
         remove_free(s, only);
-        unregister_arena(a);
+        arena_table.erase(a);
         provider.free_segment(a->base, a->mapped, s.stream);
         trace(TraceEntry::Action::segment_free, a->base, a->mapped, s.stream);
         count_reserved(s, a->mapped, a->small, false);
@@ -914,7 +849,7 @@ struct Engine {
 
   // false (and nothing done) when `ptr` lies in none of this allocator's arenas.
   bool deallocate_if_owned(void* ptr) {
-    Arena* a = find_arena(ptr);
+    Arena* a = arena_table.find(ptr);
     if (!a) return false;
     deallocate_in(*a->shard, ptr);
     return true;
@@ -955,7 +890,7 @@ struct Engine {
 
   template <class F>
   auto with_live_block(const void* ptr, const char* api, F&& f) const {
-    Arena* a = ptr ? find_arena(ptr) : nullptr;
+    Arena* a = ptr ? arena_table.find(ptr) : nullptr;
     if (!a) unknown_pointer(api, ptr);
     Shard& s = *a->shard;
     std::lock_guard lock(s.lock);
@@ -1036,7 +971,7 @@ std::size_t CachingAllocator::allocation_size(const void* ptr) const {
                                 [](Shard&, Block& b) { return b.size; });
 }
 
-bool CachingAllocator::owns(const void* ptr) const noexcept { return impl_->find_arena(ptr) != nullptr; }
+bool CachingAllocator::owns(const void* ptr) const noexcept { return impl_->arena_table.find(ptr) != nullptr; }
 
 void CachingAllocator::empty_cache() { impl_->release_all_cached(); }
 
