@@ -14,6 +14,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
 #include "memory/detail/arena_table.hpp"
+#include "memory/detail/device_peaks.hpp"
 #include "memory/detail/format_bytes.hpp"
 #include "memory/detail/pool.hpp"
 #include "memory/detail/shard.hpp"
@@ -42,34 +43,6 @@ using detail::Shard;
 // segments for requests up to 1 MiB, 20 MiB segments for requests up to 10 MiB, and
 // 2 MiB-rounded segments above, each from SegmentProvider::allocate_segment (cudaMalloc).
 
-// Note [Device-wide peaks]
-// A device-wide peak is the highest sum of the shards' values at one moment, which summing the
-// shards' own peaks overstates whenever several streams allocate at different times (eight
-// streams that each peak at 10 GiB in turn would report 80 GiB). torch keeps the exact value by
-// serializing every allocation behind one device-wide lock; we keep two device-wide counters
-// instead, neither of them touched on the fast path:
-// - reserved bytes change only when memory is obtained from or returned to the driver, so
-//   `reserved_total` is one atomic and its peak is exact;
-// - allocated bytes change on every allocation, so each shard holds a grant from a device-wide
-//   counter that covers its allocated bytes with at most kPeakSlackPerStream to spare. A shard
-//   takes more (one atomic add) only when an allocation would exceed its grant, keeping
-//   kPeakSlackPerStream / 2 spare, and gives back down to that spare only when it holds more
-//   than kPeakSlackPerStream unused. Every grant covers its shard's allocations at every
-//   moment, so the grants' highest total is an upper bound on the true peak, above it by at
-//   most kPeakSlackPerStream per shard (per (pool, stream) that has allocated).
-//   max_memory_allocated() reports the smaller of that and the sum of the shards' peaks.
-//   An alloc+free pair of up to kPeakSlackPerStream / 2 stays within the grant, so no shared
-//   cache line is written (the 16-thread benchmark keeps its scaling); a larger pair costs two
-//   atomic adds (~10 ns on the lent H200s' CPUs), uncontended unless several threads make such
-//   pairs at once.
-// - While one shard exists its own peaks are the device's, exact, and no grants are kept: a
-//   program that allocates on one stream pays nothing for the above. Grants start when the
-//   second shard is created, under a mutex that keeps any other shard from being created
-//   meanwhile: the first shard's grant is set to cover what it holds, and the grants' peak
-//   starts at its peak, which until then was the device's.
-// The other peaks (per-pool splits, counts, active and requested bytes) remain sums of the
-// shards' peaks: upper bounds, exact for one stream.
-
 namespace {
 
 constexpr std::size_t kSmallRequest = 1u << 20;     // requests up to this are "small"
@@ -83,16 +56,6 @@ constexpr std::size_t kAheadFractionFilling = 8;      // ahead at most mapped / 
 constexpr std::size_t kAheadFractionChurning = 16;    // mapped / 16 once churning,
 constexpr std::size_t kAheadMax = std::size_t{256} << 20;  // and at most 256 MiB
 constexpr std::uint64_t kChurningAllocationsPerPage = 8;  // churning: this many per mapped page
-// See Note [Device-wide peaks].
-constexpr auto kPeakSlack = static_cast<std::int64_t>(CachingAllocator::kPeakSlackPerStream);
-
-// Raises `peak` to `value` if that is higher.
-void raise_peak(std::atomic<std::int64_t>& peak, std::int64_t value) {
-  std::int64_t seen = peak.load(std::memory_order_relaxed);
-  while (value > seen && !peak.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
-  }
-}
-
 using Clock = std::chrono::steady_clock;
 
 std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
@@ -188,15 +151,9 @@ struct Engine {
   // See Note [Shards and statistics] in detail/shard.hpp.
   detail::ArenaTable arena_table;
 
-  std::atomic<std::size_t> reserved_total{0};
-  // See Note [Device-wide peaks]; the grants on a line of their own, as they are written by
-  // every shard that allocates past its grant.
-  std::atomic<std::int64_t> reserved_peak{0};
-  alignas(128) std::atomic<std::int64_t> granted_total{0};
-  std::atomic<std::int64_t> granted_peak{0};
-  std::atomic<bool> granting{false};  // a second shard exists
-  std::mutex shard_creation_mutex;
-  std::size_t shards_created = 0;  // under shard_creation_mutex
+  // See Note [Device-wide peaks] in detail/device_peaks.hpp.
+  detail::ReservedBytes reserved;
+  detail::AllocationGrants grants;
   alignas(128) std::atomic<std::int64_t> ooms{0};
   std::atomic<std::int64_t> retries{0};
   std::atomic<std::int64_t> sync_all{0};
@@ -255,10 +212,10 @@ struct Engine {
     };
     Shard* shard = find();
     if (!shard) {
-      std::lock_guard creating(shard_creation_mutex);
+      std::lock_guard creating(grants.creation_mutex());
       shard = find();
       if (!shard) {
-        if (++shards_created == 2) start_grants();  // See Note [Device-wide peaks].
+        if (grants.count_shard()) start_grants();  // See Note [Device-wide peaks].
         std::lock_guard lock(pool->shards_mutex);
         pool->shards.push_back(std::make_unique<Shard>());
         shard = pool->shards.back().get();
@@ -290,6 +247,15 @@ struct Engine {
     pool->expandable = config.expandable_segments && provider->page_size() != 0;
     pool->provider = std::move(provider);
     return pool;
+  }
+
+  // Starts keeping grants as the second shard is created (the creation mutex held, so the
+  // one existing shard is all there is). See Note [Device-wide peaks].
+  void start_grants() {
+    for_each_shard([&](Shard& s) {
+      std::lock_guard lock(s.lock);
+      grants.start(s.granted, s.stats.allocated_bytes[0]);
+    });
   }
 
   // ---- sizes ----
@@ -332,7 +298,7 @@ struct Engine {
 
   bool may_reserve(const Pool& pool, std::size_t bytes) const {
     if (config.per_process_memory_fraction >= 1.0) return true;
-    return reserved_total.load() + bytes <= allowed_bytes(pool);
+    return reserved.total() + bytes <= allowed_bytes(pool);
   }
 
   void count_reserved(Shard& s, std::size_t bytes, bool small, bool add) {
@@ -348,33 +314,12 @@ struct Engine {
       }
     }
     if (add) {
-      raise_peak(reserved_peak, static_cast<std::int64_t>(reserved_total.fetch_add(bytes) + bytes));
+      reserved.add(bytes);
       ++s.stats.num_device_alloc;
     } else {
-      reserved_total.fetch_sub(bytes);
+      reserved.remove(bytes);
       ++s.stats.num_device_free;
     }
-  }
-
-  // Sets the shard's grant to `target` bytes (See Note [Device-wide peaks]).
-  void set_grant(Shard& s, std::int64_t target) {
-    const std::int64_t delta = target - s.granted;
-    s.granted = target;
-    const std::int64_t total = granted_total.fetch_add(delta, std::memory_order_relaxed) + delta;
-    if (delta > 0) raise_peak(granted_peak, total);
-  }
-
-  // Starts keeping grants as the second shard is created (shard_creation_mutex held, so the
-  // one existing shard is all there is). See Note [Device-wide peaks].
-  // The flag is set under the shard's lock after its grant and peak: its next allocation keeps
-  // the grant, and stats() never sees the flag without the peak carried over.
-  void start_grants() {
-    for_each_shard([&](Shard& s) {
-      std::lock_guard lock(s.lock);
-      raise_peak(granted_peak, s.stats.allocated_bytes[0].peak);
-      set_grant(s, s.stats.allocated_bytes[0].current + kPeakSlack / 2);
-      granting.store(true);
-    });
   }
 
   // Grows the shard's arena so that a free tail block of at least `size` exists; returns it.
@@ -769,7 +714,7 @@ struct Engine {
 
   Block* obtain(Shard& s, std::size_t rounded, bool expandable) {
     if (config.garbage_collection_threshold > 0 &&
-        static_cast<double>(reserved_total.load() + rounded) >
+        static_cast<double>(reserved.total() + rounded) >
             config.garbage_collection_threshold * static_cast<double>(allowed_bytes(*s.pool)) &&
         !events->capturing(s.stream)) {  // See Note [No cache release during capture].
       release_cached(s, false);
@@ -821,10 +766,7 @@ struct Engine {
     const int pi = pool_index(b->size);
     const auto size = static_cast<std::int64_t>(b->size);
     // The grant covers the allocation before it counts. See Note [Device-wide peaks].
-    const std::int64_t allocated_after = s.stats.allocated_bytes[0].current + size;
-    if (allocated_after > s.granted && granting.load(std::memory_order_relaxed)) [[unlikely]] {
-      set_grant(s, allocated_after + kPeakSlack / 2);
-    }
+    grants.cover(s.granted, s.stats.allocated_bytes[0].current + size);
     for (int i : {0, pi}) {
       s.stats.allocation[i].increase(1);
       s.stats.allocated_bytes[i].increase(size);
@@ -866,9 +808,7 @@ struct Engine {
       s.stats.allocated_bytes[i].decrease(size);
       s.stats.requested_bytes[i].decrease(static_cast<std::int64_t>(b->requested));
     }
-    if (s.granted - s.stats.allocated_bytes[0].current > kPeakSlack) [[unlikely]] {
-      set_grant(s, s.stats.allocated_bytes[0].current + kPeakSlack / 2);  // only once granting
-    }
+    grants.trim(s.granted, s.stats.allocated_bytes[0].current);
     if (b->size >= config.max_split_size) s.stats.oversize_allocations.decrease(1);
     trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
     if (!b->extra_streams.empty()) {
@@ -1063,11 +1003,9 @@ MemoryStats CachingAllocator::stats() const {
     out.num_device_alloc += in.num_device_alloc;
     out.num_device_free += in.num_device_free;
   });
-  // See Note [Device-wide peaks].
-  if (impl_->granting.load()) {
-    out.allocated_bytes[0].peak = std::min(out.allocated_bytes[0].peak, impl_->granted_peak.load());
-  }
-  out.reserved_bytes[0].peak = std::min(out.reserved_bytes[0].peak, impl_->reserved_peak.load());
+  // See Note [Device-wide peaks] in detail/device_peaks.hpp.
+  out.allocated_bytes[0].peak = impl_->grants.bound_peak(out.allocated_bytes[0].peak);
+  out.reserved_bytes[0].peak = impl_->reserved.bound_peak(out.reserved_bytes[0].peak);
   out.num_alloc_retries = impl_->retries.load();
   out.num_ooms = impl_->ooms.load();
   out.num_sync_all_streams = impl_->sync_all.load();
@@ -1092,8 +1030,8 @@ void CachingAllocator::reset_peak_stats() {
     std::lock_guard lock(s.lock);
     for_each_stat(s.stats, [](Stat& st) { st.peak = st.current; });
   });
-  impl_->granted_peak = impl_->granted_total.load();
-  impl_->reserved_peak = static_cast<std::int64_t>(impl_->reserved_total.load());
+  impl_->grants.reset_peak();
+  impl_->reserved.reset_peak();
 }
 
 void CachingAllocator::reset_accumulated_stats() {

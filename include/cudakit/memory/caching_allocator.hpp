@@ -72,7 +72,7 @@ class CachingAllocator {
   // the peaks of reserved bytes and, when one stream allocates, of everything else. With several
   // streams, the peak of allocated bytes may exceed the true one by at most kPeakSlackPerStream
   // per (pool, stream) that has allocated, and the other peaks are sums of per-stream peaks
-  // (See Note [Device-wide peaks]).
+  // (See Note [Device-wide peaks] in src/memory/detail/device_peaks.hpp).
   [[nodiscard]] MemoryStats stats() const;
   static constexpr std::size_t kPeakSlackPerStream = std::size_t{4} << 20;
   void reset_peak_stats();

@@ -25,7 +25,7 @@ namespace cudakit::memory::detail {
 // deallocate() finds the shard through an immutable, sorted table of arenas that is replaced
 // (copy-on-write) only when an arena or segment is created or returned, so the lookup takes no
 // lock. Statistics are summed over shards on read: current values, totals and counts are exact;
-// peaks are discussed in Note [Device-wide peaks] in caching_allocator.cpp.
+// peaks are discussed in Note [Device-wide peaks] in device_peaks.hpp.
 
 struct Pool;
 
@@ -53,7 +53,7 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   // See Note [Active mirrors allocated] in caching_allocator.cpp.
   bool active_mirrors_allocation = true;
   // Bytes granted from the device-wide allocated counter: See Note [Device-wide peaks] in
-  // caching_allocator.cpp.
+  // device_peaks.hpp.
   std::int64_t granted = 0;
   // See Note [Growing ahead] in caching_allocator.cpp.
   std::uint64_t allocations = 0;
