@@ -100,14 +100,6 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
 // reads allocation in their place, and that first record_stream() copies allocation into active
 // once, after which both are kept separately.
 
-// Note [Frees during capture]
-// A block used on other streams (record_stream) is reused only after events recorded on those
-// streams at its free have completed. If one of them is being captured into a graph, an event
-// recorded there would mark a point of the graph rather than of the stream, and querying it
-// would break the capture (PyTorch defers these frees too). Such a free is deferred: the block
-// stays pending, unusable, and gets its events at the first allocation or cache release of its
-// shard after the capture has ended on every stream that used it.
-
 // Note [No cache release during capture]
 // Returning cached memory to the driver synchronizes (the device, then cudaFree or cuMemUnmap),
 // which a stream capturing a CUDA graph does not allow: it would invalidate the capture. While
@@ -479,49 +471,13 @@ struct Engine {
     insert_free(s, b);
   }
 
-  bool any_capturing(const Block& b) const {
-    return std::any_of(b.extra_streams.begin(), b.extra_streams.end(),
-                       [&](StreamKey other) { return events->capturing(other); });
-  }
-
-  // Marks the work queued so far on the streams that used pending block `b`.
-  void record_pending(Shard& s, Block* b) {
-    detail::PendingFree pending{b, {}};
-    for (StreamKey other : b->extra_streams) pending.tokens.push_back(events->record(other));
-    s.pending.push_back(std::move(pending));
-  }
-
-  // Deferred frees whose streams no longer capture get their events now.
-  void record_deferred(Shard& s) {
-    std::erase_if(s.deferred, [&](Block* b) {
-      if (any_capturing(*b)) return false;
-      record_pending(s, b);
-      return true;
-    });
-  }
-
+  // Frees the pending blocks whose streams' work has finished (waiting for it if `wait`).
   void complete_pending(Shard& s, bool wait) {
-    auto it = s.pending.begin();
-    while (it != s.pending.end()) {
-      bool done = true;
-      for (auto token : it->tokens) {
-        if (wait) events->synchronize(token);
-        else if (!events->query(token)) {
-          done = false;
-          break;
-        }
-      }
-      if (!done) {
-        ++it;
-        continue;
-      }
-      for (auto token : it->tokens) events->release(token);
-      Block* b = it->block;
+    s.pending_frees.complete(*events, wait, [&](Block* b) {
       account_inactive(s, b);
       trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream);
       free_block(s, b);
-      it = s.pending.erase(it);
-    }
+    });
   }
 
   // From now on active and allocation may part (See Note [Active mirrors allocated]).
@@ -545,7 +501,7 @@ struct Engine {
   // Returns cached memory of one shard to its provider (shard locked).
   void release_cached(Shard& s, bool wait_pending) {
     flush_recent(s);
-    if (!s.deferred.empty()) record_deferred(s);
+    if (s.pending_frees.any_deferred()) s.pending_frees.record_deferred(*events);
     if (wait_pending) complete_pending(s, true);
     SegmentProvider& provider = *s.pool->provider;
     bool synchronized = false;
@@ -687,8 +643,8 @@ struct Engine {
     Shard& s = *shard_for(pool_id, stream);
     const std::size_t rounded = round_request(bytes);
     s.lock.lock();
-    if (!s.deferred.empty()) [[unlikely]] record_deferred(s);
-    if (!s.pending.empty()) complete_pending(s, false);
+    if (s.pending_frees.any_deferred()) [[unlikely]] s.pending_frees.record_deferred(*events);
+    if (s.pending_frees.any_pending()) complete_pending(s, false);
     if (s.recent && s.recent->size == rounded) {
       Block* b = std::exchange(s.recent, nullptr);
       void* p = take(s, b, rounded, bytes);
@@ -813,11 +769,7 @@ struct Engine {
     trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
     if (!b->extra_streams.empty()) {
       b->state = Block::State::pending;
-      if (any_capturing(*b)) {
-        s.deferred.push_back(b);  // See Note [Frees during capture].
-        return;
-      }
-      record_pending(s, b);
+      s.pending_frees.add(b, *events);
       return;
     }
     account_inactive(s, b);

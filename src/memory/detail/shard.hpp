@@ -9,10 +9,10 @@
 
 #include "cudakit/memory/memory_stats.hpp"
 #include "cudakit/memory/segment_provider.hpp"
-#include "cudakit/memory/stream_events.hpp"
 #include "memory/detail/arena.hpp"
 #include "memory/detail/block.hpp"
 #include "memory/detail/free_index.hpp"
+#include "memory/detail/pending_frees.hpp"
 #include "memory/detail/pointer_map.hpp"
 #include "memory/detail/spin_lock.hpp"
 
@@ -29,11 +29,6 @@ namespace cudakit::memory::detail {
 
 struct Pool;
 
-struct [[gnu::visibility("hidden")]] PendingFree {
-  Block* block;
-  std::vector<StreamEvents::Token> tokens;
-};
-
 // Aligned so that two shards (two threads' hot locks and counters) never share a cache line.
 struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   SpinLock lock;
@@ -45,8 +40,7 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   std::vector<std::unique_ptr<Arena>> arenas;
   PointerMap<Block> live;
   std::vector<Block*> spare_blocks;
-  std::vector<PendingFree> pending;
-  std::vector<Block*> deferred;  // See Note [Frees during capture] in caching_allocator.cpp.
+  PendingFrees pending_frees;
   MemoryStats stats;
   // See Note [Recently freed block] in caching_allocator.cpp.
   Block* recent = nullptr;
