@@ -16,6 +16,7 @@
 #include "memory/detail/arena_table.hpp"
 #include "memory/detail/device_peaks.hpp"
 #include "memory/detail/format_bytes.hpp"
+#include "memory/detail/oom_observers.hpp"
 #include "memory/detail/pool.hpp"
 #include "memory/detail/shard.hpp"
 
@@ -150,9 +151,7 @@ struct Engine {
   std::atomic<std::int64_t> retries{0};
   std::atomic<std::int64_t> sync_all{0};
 
-  mutable std::mutex observers_mutex;
-  std::vector<std::pair<std::uint64_t, OutOfMemoryObserver>> oom_observers;
-  std::uint64_t next_observer_id = 1;
+  detail::OomObservers oom_observers;
 
   std::mutex history_mutex;
   std::atomic<bool> history_enabled{false};
@@ -605,34 +604,6 @@ struct Engine {
     return report;
   }
 
-  // Calls the out-of-memory observers (no lock held); what they throw is added to `report`.
-  // An allocation that fails inside an observer notifies no one: an observer that allocates
-  // must not recurse into itself.
-  void notify_oom_observers(OutOfMemoryInfo& info, std::string& report) const {
-    thread_local bool t_notifying = false;
-    if (t_notifying) return;
-    struct Scope {
-      Scope() { t_notifying = true; }
-      ~Scope() { t_notifying = false; }
-    } scope;
-    std::vector<OutOfMemoryObserver> observers;
-    {
-      std::lock_guard lock(observers_mutex);
-      for (const auto& [id, observer] : oom_observers) observers.push_back(observer);
-    }
-    const std::string message = report;  // observers see the report without each other's failures
-    info.report = message;
-    for (const OutOfMemoryObserver& observe : observers) {
-      try {
-        observe(info);
-      } catch (const std::exception& e) {
-        report += concat(" An out-of-memory observer threw: ", e.what());
-      } catch (...) {
-        report += " An out-of-memory observer threw an exception that is not a std::exception.";
-      }
-    }
-  }
-
   // Returns the recently freed block to the free index (shard locked).
   void flush_recent(Shard& s) {
     if (Block* b = std::exchange(s.recent, nullptr)) free_block(s, b);
@@ -696,7 +667,7 @@ struct Engine {
     trace(TraceEntry::Action::oom, nullptr, bytes, s.stream);
     OutOfMemoryInfo info = oom_info(bytes, s, capturing);
     std::string report = oom_report(info, *s.pool);
-    notify_oom_observers(info, report);
+    oom_observers.notify(info, report);
     throw OutOfMemoryError("CachingAllocator::allocate", report, bytes);
   }
 
@@ -998,20 +969,10 @@ void CachingAllocator::reset_accumulated_stats() {
 }
 
 std::uint64_t CachingAllocator::attach_oom_observer(OutOfMemoryObserver observer) {
-  if (!observer) throw InvalidArgumentError("CachingAllocator::attach_oom_observer", "the observer is an empty function");
-  std::lock_guard lock(impl_->observers_mutex);
-  const std::uint64_t id = impl_->next_observer_id++;
-  impl_->oom_observers.emplace_back(id, std::move(observer));
-  return id;
+  return impl_->oom_observers.attach(std::move(observer));
 }
 
-void CachingAllocator::detach_oom_observer(std::uint64_t id) {
-  std::lock_guard lock(impl_->observers_mutex);
-  if (std::erase_if(impl_->oom_observers, [&](const auto& entry) { return entry.first == id; }) == 0) {
-    throw InvalidArgumentError("CachingAllocator::detach_oom_observer",
-                               concat("no out-of-memory observer is attached with id ", id));
-  }
-}
+void CachingAllocator::detach_oom_observer(std::uint64_t id) { impl_->oom_observers.detach(id); }
 
 void CachingAllocator::set_memory_fraction(double fraction) {
   if (!(fraction > 0.0 && fraction <= 1.0)) {
