@@ -9,14 +9,13 @@
 #include <limits>
 #include <map>
 #include <mutex>
-#include <tuple>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
 #include "memory/detail/arena_table.hpp"
 #include "memory/detail/device_peaks.hpp"
-#include "memory/detail/format_bytes.hpp"
 #include "memory/detail/oom_observers.hpp"
+#include "memory/detail/oom_report.hpp"
 #include "memory/detail/pool.hpp"
 #include "memory/detail/shard.hpp"
 
@@ -24,7 +23,6 @@ namespace cudakit::memory {
 using cudakit::detail::concat;
 using detail::Arena;
 using detail::Block;
-using detail::format_bytes;
 using detail::kRound;
 using detail::Pool;
 using detail::Shard;
@@ -219,17 +217,20 @@ struct Engine {
     return shard;
   }
 
+  // Every shard of every pool, gathered under the pools' locks.
+  std::vector<Shard*> all_shards() const {
+    std::vector<Shard*> all;
+    std::lock_guard lock(pools_mutex);
+    for (auto& [id, pool] : pools) {
+      std::lock_guard shards_lock(pool->shards_mutex);
+      for (auto& s : pool->shards) all.push_back(s.get());
+    }
+    return all;
+  }
+
   template <class F>
   void for_each_shard(F&& f) const {
-    std::vector<Shard*> all;
-    {
-      std::lock_guard lock(pools_mutex);
-      for (auto& [id, pool] : pools) {
-        std::lock_guard shards_lock(pool->shards_mutex);
-        for (auto& s : pool->shards) all.push_back(s.get());
-      }
-    }
-    for (Shard* s : all) f(*s);
+    for (Shard* s : all_shards()) f(*s);
   }
 
   std::unique_ptr<Pool> make_pool(PoolId id, std::shared_ptr<SegmentProvider> provider) const {
@@ -282,14 +283,9 @@ struct Engine {
   }
 
   // ---- obtaining and returning memory (shard locked) ----
-  std::size_t allowed_bytes(const Pool& pool) const {
-    const std::size_t total = pool.provider->total_memory();
-    return static_cast<std::size_t>(static_cast<double>(total) * config.per_process_memory_fraction);
-  }
-
   bool may_reserve(const Pool& pool, std::size_t bytes) const {
     if (config.per_process_memory_fraction >= 1.0) return true;
-    return reserved.total() + bytes <= allowed_bytes(pool);
+    return reserved.total() + bytes <= detail::allowed_bytes(pool, config);
   }
 
   void count_reserved(Shard& s, std::size_t bytes, bool small, bool add) {
@@ -561,49 +557,6 @@ struct Engine {
     });
   }
 
-  // What the allocator holds when `requested` bytes on `failed` could not be had (one visit of
-  // every shard); info.report is left for oom_report().
-  OutOfMemoryInfo oom_info(std::size_t requested, const Shard& failed, bool capturing) const {
-    OutOfMemoryInfo info;
-    info.device = device;
-    info.requested_bytes = requested;
-    info.stream = failed.stream;
-    info.pool = failed.pool->id;
-    info.during_capture = capturing;
-    std::tie(info.device_free_bytes, info.device_total_bytes) = failed.pool->provider->memory_info();
-    for_each_shard([&](Shard& s) {
-      std::lock_guard lock(s.lock);
-      const auto reserved = static_cast<std::size_t>(s.stats.reserved_bytes[0].current);
-      info.allocated_bytes += static_cast<std::size_t>(s.stats.allocated_bytes[0].current);
-      info.reserved_bytes += reserved;
-      if (!s.pool->id.is_default()) info.private_pools_reserved_bytes += reserved;
-      info.largest_free_block = std::max({info.largest_free_block, s.small_index.largest(), s.large_index.largest()});
-    });
-    return info;
-  }
-
-  std::string oom_report(const OutOfMemoryInfo& info, const Pool& pool) const {
-    const std::size_t allocated = info.allocated_bytes, reserved = info.reserved_bytes;
-    std::string report = concat(
-        "tried to allocate ", format_bytes(info.requested_bytes), " on device ", device, " (", pool.provider->name(),
-        "). The device has ", format_bytes(info.device_total_bytes), " in total, of which ",
-        format_bytes(info.device_free_bytes), " is free. cudakit has ", format_bytes(allocated), " allocated and ",
-        format_bytes(reserved > allocated ? reserved - allocated : 0),
-        " reserved but unallocated (largest free block ", format_bytes(info.largest_free_block), "); ",
-        format_bytes(info.private_pools_reserved_bytes), " is reserved by private pools.");
-    if (config.per_process_memory_fraction < 1.0) {
-      report += concat(" The per-process memory fraction ", config.per_process_memory_fraction,
-                               " limits reservations to ", format_bytes(allowed_bytes(pool)), ".");
-    }
-    report += " If reserved but unallocated memory is large, try expandable_segments:True in "
-              "CUDAKIT_ALLOC_CONF, or free memory and call empty_cache().";
-    if (info.during_capture) {
-      report += " The allocation was made on a stream capturing a CUDA graph: cached memory was not "
-                "returned to the driver, since that synchronizes and would break the capture.";
-    }
-    return report;
-  }
-
   // Returns the recently freed block to the free index (shard locked).
   void flush_recent(Shard& s) {
     if (Block* b = std::exchange(s.recent, nullptr)) free_block(s, b);
@@ -642,7 +595,7 @@ struct Engine {
   Block* obtain(Shard& s, std::size_t rounded, bool expandable) {
     if (config.garbage_collection_threshold > 0 &&
         static_cast<double>(reserved.total() + rounded) >
-            config.garbage_collection_threshold * static_cast<double>(allowed_bytes(*s.pool)) &&
+            config.garbage_collection_threshold * static_cast<double>(detail::allowed_bytes(*s.pool, config)) &&
         !events->capturing(s.stream)) {  // See Note [No cache release during capture].
       release_cached(s, false);
     }
@@ -665,8 +618,8 @@ struct Engine {
     // The report visits every shard, this one included: built with no lock held.
     ooms.fetch_add(1);
     trace(TraceEntry::Action::oom, nullptr, bytes, s.stream);
-    OutOfMemoryInfo info = oom_info(bytes, s, capturing);
-    std::string report = oom_report(info, *s.pool);
+    OutOfMemoryInfo info = detail::gather_oom_info(device, bytes, s, capturing, all_shards());
+    std::string report = detail::oom_report(info, *s.pool, config);
     oom_observers.notify(info, report);
     throw OutOfMemoryError("CachingAllocator::allocate", report, bytes);
   }

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "cudakit/memory/allocator_config.hpp"
 #include "cudakit/memory/pool_id.hpp"
 #include "cudakit/memory/segment_provider.hpp"
 #include "memory/detail/shard.hpp"
@@ -20,5 +21,11 @@ struct [[gnu::visibility("hidden")]] Pool {
   std::vector<std::unique_ptr<Shard>> shards;
   bool released = false;
 };
+
+// What the per-process memory fraction lets `pool` reserve.
+inline std::size_t allowed_bytes(const Pool& pool, const AllocatorConfig& config) {
+  const std::size_t total = pool.provider->total_memory();
+  return static_cast<std::size_t>(static_cast<double>(total) * config.per_process_memory_fraction);
+}
 
 }  // namespace cudakit::memory::detail
