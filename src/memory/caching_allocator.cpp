@@ -1,19 +1,21 @@
 #include "cudakit/memory/caching_allocator.hpp"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <bit>
 #include <cstdio>
-#include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
 #include "memory/detail/arena_table.hpp"
 #include "memory/detail/device_peaks.hpp"
+#include "memory/detail/history.hpp"
 #include "memory/detail/oom_observers.hpp"
 #include "memory/detail/oom_report.hpp"
 #include "memory/detail/pool.hpp"
@@ -55,7 +57,6 @@ constexpr std::size_t kAheadFractionFilling = 8;      // ahead at most mapped / 
 constexpr std::size_t kAheadFractionChurning = 16;    // mapped / 16 once churning,
 constexpr std::size_t kAheadMax = std::size_t{256} << 20;  // and at most 256 MiB
 constexpr std::uint64_t kChurningAllocationsPerPage = 8;  // churning: this many per mapped page
-using Clock = std::chrono::steady_clock;
 
 std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
 
@@ -150,13 +151,7 @@ struct Engine {
   std::atomic<std::int64_t> sync_all{0};
 
   detail::OomObservers oom_observers;
-
-  std::mutex history_mutex;
-  std::atomic<bool> history_enabled{false};
-  std::size_t history_max = 0;
-  std::deque<TraceEntry> history;
-  CachingAllocator::CaptureFrames capture;
-  const Clock::time_point epoch = Clock::now();
+  detail::History history;
 
   Engine(int dev, std::shared_ptr<SegmentProvider> provider, std::shared_ptr<StreamEvents> ev,
          AllocatorConfig cfg)
@@ -264,24 +259,6 @@ struct Engine {
     return r;
   }
 
-  // ---- history ----
-  // Every allocation and free calls this: the check stays inline and copies nothing, the
-  // recording (history on) is out of line.
-  void trace(TraceEntry::Action action, const void* addr, std::size_t size, StreamKey stream,
-             const std::shared_ptr<const StackFrames>& frames = nullptr) {
-    if (history_enabled.load(std::memory_order_relaxed)) [[unlikely]] record(action, addr, size, stream, frames);
-  }
-  [[gnu::noinline]] void record(TraceEntry::Action action, const void* addr, std::size_t size, StreamKey stream,
-                                const std::shared_ptr<const StackFrames>& frames) {
-    TraceEntry e{action, reinterpret_cast<std::uintptr_t>(addr), size, stream,
-                 std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - epoch).count(),
-                 frames};
-    std::lock_guard lock(history_mutex);
-    if (history_max == 0) return;
-    history.push_back(std::move(e));
-    while (history.size() > history_max) history.pop_front();
-  }
-
   // ---- obtaining and returning memory (shard locked) ----
   bool may_reserve(const Pool& pool, std::size_t bytes) const {
     if (config.per_process_memory_fraction >= 1.0) return true;
@@ -344,7 +321,7 @@ struct Engine {
     if (a->mapped + grow > a->range) return nullptr;
     if (!may_reserve(*s.pool, grow)) return nullptr;
     if (!provider.map(a->base + a->mapped, grow)) return nullptr;
-    trace(TraceEntry::Action::segment_map, a->base + a->mapped, grow, s.stream);
+    history.trace(TraceEntry::Action::segment_map, a->base + a->mapped, grow, s.stream);
     count_reserved(s, grow, false, true);
     a->chunks.push_back(grow);
     if (tail) {
@@ -373,7 +350,7 @@ struct Engine {
     if (!may_reserve(*s.pool, bytes)) return nullptr;
     void* p = s.pool->provider->allocate_segment(bytes, s.stream);
     if (!p) return nullptr;
-    trace(TraceEntry::Action::segment_alloc, p, bytes, s.stream);
+    history.trace(TraceEntry::Action::segment_alloc, p, bytes, s.stream);
     count_reserved(s, bytes, small, true);
     if (!small && bytes > config.max_split_size) s.stats.oversize_segments.increase(1);
     s.arenas.push_back(std::make_unique<Arena>());
@@ -470,7 +447,7 @@ struct Engine {
   void complete_pending(Shard& s, bool wait) {
     s.pending_frees.complete(*events, wait, [&](Block* b) {
       account_inactive(s, b);
-      trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream);
+      history.trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream);
       free_block(s, b);
     });
   }
@@ -516,7 +493,7 @@ struct Engine {
           remove_free(s, tail);
           a->mapped -= chunk;
           provider.unmap(a->base + a->mapped, chunk);
-          trace(TraceEntry::Action::segment_unmap, a->base + a->mapped, chunk, s.stream);
+          history.trace(TraceEntry::Action::segment_unmap, a->base + a->mapped, chunk, s.stream);
           count_reserved(s, chunk, false, false);
           a->chunks.pop_back();
           tail->size -= chunk;
@@ -538,7 +515,7 @@ struct Engine {
         remove_free(s, only);
         arena_table.erase(a);
         provider.free_segment(a->base, a->mapped, s.stream);
-        trace(TraceEntry::Action::segment_free, a->base, a->mapped, s.stream);
+        history.trace(TraceEntry::Action::segment_free, a->base, a->mapped, s.stream);
         count_reserved(s, a->mapped, a->small, false);
         if (!a->small && a->mapped > config.max_split_size) s.stats.oversize_segments.decrease(1);
         s.recycle(only);
@@ -562,6 +539,7 @@ struct Engine {
     if (Block* b = std::exchange(s.recent, nullptr)) free_block(s, b);
   }
 
+  // ---- serving requests ----
   void* allocate(std::size_t bytes, StreamKey stream, PoolId pool_id) {
     if (bytes == 0) return nullptr;
     Shard& s = *shard_for(pool_id, stream);
@@ -617,7 +595,7 @@ struct Engine {
     }
     // The report visits every shard, this one included: built with no lock held.
     ooms.fetch_add(1);
-    trace(TraceEntry::Action::oom, nullptr, bytes, s.stream);
+    history.trace(TraceEntry::Action::oom, nullptr, bytes, s.stream);
     OutOfMemoryInfo info = detail::gather_oom_info(device, bytes, s, capturing, all_shards());
     std::string report = detail::oom_report(info, *s.pool, config);
     oom_observers.notify(info, report);
@@ -657,9 +635,9 @@ struct Engine {
       }
     }
     if (b->size >= config.max_split_size) s.stats.oversize_allocations.increase(1);
-    if (history_enabled.load(std::memory_order_relaxed)) {
-      if (capture) b->frames = capture();
-      trace(TraceEntry::Action::alloc, b->ptr, b->size, s.stream, b->frames);
+    if (history.enabled()) {
+      history.capture(b->frames);
+      history.trace(TraceEntry::Action::alloc, b->ptr, b->size, s.stream, b->frames);
     }
     return b->ptr;
   }
@@ -690,14 +668,14 @@ struct Engine {
     }
     grants.trim(s.granted, s.stats.allocated_bytes[0].current);
     if (b->size >= config.max_split_size) s.stats.oversize_allocations.decrease(1);
-    trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
+    history.trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
     if (!b->extra_streams.empty()) {
       b->state = Block::State::pending;
       s.pending_frees.add(b, *events);
       return;
     }
     account_inactive(s, b);
-    trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream, b->frames);
+    history.trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream, b->frames);
     flush_recent(s);
     b->state = Block::State::free;
     b->frames.reset();
@@ -940,11 +918,7 @@ int CachingAllocator::device() const noexcept { return impl_->device; }
 SegmentProvider& CachingAllocator::provider() const noexcept { return *impl_->default_provider; }
 
 void CachingAllocator::record_history(bool enabled, std::size_t max_entries, CaptureFrames capture) {
-  std::lock_guard lock(impl_->history_mutex);
-  impl_->history_max = enabled ? max_entries : 0;
-  impl_->capture = enabled ? std::move(capture) : CaptureFrames{};
-  if (!enabled) impl_->history.clear();
-  impl_->history_enabled.store(enabled);
+  impl_->history.configure(enabled, max_entries, std::move(capture));
 }
 
 MemorySnapshot CachingAllocator::snapshot() const {
@@ -985,10 +959,7 @@ MemorySnapshot CachingAllocator::snapshot() const {
   });
   std::sort(snap.segments.begin(), snap.segments.end(),
             [](const SegmentSnapshot& a, const SegmentSnapshot& b) { return a.address < b.address; });
-  {
-    std::lock_guard lock(impl_->history_mutex);
-    snap.trace.assign(impl_->history.begin(), impl_->history.end());
-  }
+  snap.trace = impl_->history.entries();
   snap.stats = stats();
   return snap;
 }
