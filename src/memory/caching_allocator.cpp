@@ -1,25 +1,33 @@
 #include "cudakit/memory/caching_allocator.hpp"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <bit>
 #include <cstdio>
-#include <deque>
-#include <iomanip>
 #include <limits>
 #include <map>
 #include <mutex>
-#include <sstream>
-#include <tuple>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
-#include "memory/detail/pointer_map.hpp"
-#include "memory/detail/spin_lock.hpp"
+#include "memory/detail/arena_table.hpp"
+#include "memory/detail/device_peaks.hpp"
+#include "memory/detail/history.hpp"
+#include "memory/detail/oom_observers.hpp"
+#include "memory/detail/oom_report.hpp"
+#include "memory/detail/pool.hpp"
+#include "memory/detail/shard.hpp"
 
 namespace cudakit::memory {
 using cudakit::detail::concat;
+using detail::Arena;
+using detail::Block;
+using detail::kRound;
+using detail::Pool;
+using detail::Shard;
 
 // Note [Expandable arenas]
 // With expandable_segments (our default), each (pool, stream) owns one arena: a virtual
@@ -36,117 +44,30 @@ using cudakit::detail::concat;
 // segments for requests up to 1 MiB, 20 MiB segments for requests up to 10 MiB, and
 // 2 MiB-rounded segments above, each from SegmentProvider::allocate_segment (cudaMalloc).
 
-// Note [Shards and statistics]
-// State lives in shards, one per (pool, stream); a shard has its own lock, its own free-block
-// index, its own live-pointer map and its own statistics, so threads that allocate on their own
-// streams never touch the same cache lines (the 16-thread benchmark scales because of this).
-// deallocate() finds the shard through an immutable, sorted table of arenas that is replaced
-// (copy-on-write) only when an arena or segment is created or returned, so the lookup takes no
-// lock. Statistics are summed over shards on read: current values, totals and counts are exact;
-// peaks are discussed in Note [Device-wide peaks].
-
-// Note [Device-wide peaks]
-// A device-wide peak is the highest sum of the shards' values at one moment, which summing the
-// shards' own peaks overstates whenever several streams allocate at different times (eight
-// streams that each peak at 10 GiB in turn would report 80 GiB). torch keeps the exact value by
-// serializing every allocation behind one device-wide lock; we keep two device-wide counters
-// instead, neither of them touched on the fast path:
-// - reserved bytes change only when memory is obtained from or returned to the driver, so
-//   `reserved_total` is one atomic and its peak is exact;
-// - allocated bytes change on every allocation, so each shard holds a grant from a device-wide
-//   counter that covers its allocated bytes with at most kPeakSlackPerStream to spare. A shard
-//   takes more (one atomic add) only when an allocation would exceed its grant, keeping
-//   kPeakSlackPerStream / 2 spare, and gives back down to that spare only when it holds more
-//   than kPeakSlackPerStream unused. Every grant covers its shard's allocations at every
-//   moment, so the grants' highest total is an upper bound on the true peak, above it by at
-//   most kPeakSlackPerStream per shard (per (pool, stream) that has allocated).
-//   max_memory_allocated() reports the smaller of that and the sum of the shards' peaks.
-//   An alloc+free pair of up to kPeakSlackPerStream / 2 stays within the grant, so no shared
-//   cache line is written (the 16-thread benchmark keeps its scaling); a larger pair costs two
-//   atomic adds (~10 ns on the lent H200s' CPUs), uncontended unless several threads make such
-//   pairs at once.
-// - While one shard exists its own peaks are the device's, exact, and no grants are kept: a
-//   program that allocates on one stream pays nothing for the above. Grants start when the
-//   second shard is created, under a mutex that keeps any other shard from being created
-//   meanwhile: the first shard's grant is set to cover what it holds, and the grants' peak
-//   starts at its peak, which until then was the device's.
-// The other peaks (per-pool splits, counts, active and requested bytes) remain sums of the
-// shards' peaks: upper bounds, exact for one stream.
-
 namespace {
 
-constexpr std::size_t kRound = 512;                 // every block is a multiple of this
 constexpr std::size_t kSmallRequest = 1u << 20;     // requests up to this are "small"
 constexpr std::size_t kSmallSegment = 2u << 20;     // classic small-pool segment
 constexpr std::size_t kMediumSegment = 20u << 20;   // classic segment for requests < 10 MiB
 constexpr std::size_t kMediumLimit = 10u << 20;
 constexpr std::size_t kSegmentRound = 2u << 20;
-constexpr int kScanLimit = 64;                      // entries examined per free-list bin
 // See Note [Growing ahead].
 constexpr std::uint64_t kGrowthStreak = 64;           // allocations between growths in a streak
 constexpr std::size_t kAheadFractionFilling = 8;      // ahead at most mapped / 8 while filling,
 constexpr std::size_t kAheadFractionChurning = 16;    // mapped / 16 once churning,
 constexpr std::size_t kAheadMax = std::size_t{256} << 20;  // and at most 256 MiB
 constexpr std::uint64_t kChurningAllocationsPerPage = 8;  // churning: this many per mapped page
-// See Note [Device-wide peaks].
-constexpr auto kPeakSlack = static_cast<std::int64_t>(CachingAllocator::kPeakSlackPerStream);
-
-// Raises `peak` to `value` if that is higher.
-void raise_peak(std::atomic<std::int64_t>& peak, std::int64_t value) {
-  std::int64_t seen = peak.load(std::memory_order_relaxed);
-  while (value > seen && !peak.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
-  }
-}
-
-using Clock = std::chrono::steady_clock;
 
 std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
 
 int pool_index(std::size_t rounded) { return rounded <= kSmallRequest ? 1 : 2; }
 
-struct Arena;
-struct Shard;
-
-struct Block;
-// A block's plain fields, apart from its two owning members, so that a recycled block is
-// reset by one aggregate assignment instead of rebuilding (and freeing) its vector.
-struct BlockFields {
-  char* ptr = nullptr;
-  std::size_t size = 0;
-  std::size_t requested = 0;
-  Block* prev = nullptr;  // address neighbours inside the arena
-  Block* next = nullptr;
-  Block* free_prev = nullptr;  // links inside a free-list bin
-  Block* free_next = nullptr;
-  Arena* arena = nullptr;
-  std::uint32_t bin = 0;
-  enum class State : std::uint8_t { free, allocated, pending } state = State::free;
-  bool indexed = false;
-  int pending_events = 0;
-};
-struct Block : BlockFields {
-  std::vector<StreamKey> extra_streams;  // record_stream
-  std::shared_ptr<const StackFrames> frames;
-
-  void reset() noexcept {
-    static_cast<BlockFields&>(*this) = BlockFields{};
-    extra_streams.clear();  // keeps its capacity for the block's next life
-    frames.reset();
-  }
-};
-
-// One segment (classic) or one expandable range.
-struct Arena {
-  char* base = nullptr;
-  std::size_t range = 0;   // bytes of address space
-  std::size_t mapped = 0;  // bytes backed by memory, from base
-  bool expandable = false;
-  bool small = false;      // classic small-pool segment
-  Shard* shard = nullptr;
-  Block* first = nullptr;
-  Block* last = nullptr;
-  std::vector<std::size_t> chunks;  // expandable: sizes of the mapped chunks, in address order
-};
+// MemoryStats::max_split_size: -1 for no limit.
+std::int64_t max_split_stat(const AllocatorConfig& config) {
+  return config.max_split_size == std::numeric_limits<std::size_t>::max()
+             ? -1
+             : static_cast<std::int64_t>(config.max_split_size);
+}
 
 // Note [Growing ahead]
 // Each growth costs 30-170 us of driver calls whatever its size, and a workload's first pass
@@ -179,195 +100,12 @@ struct Arena {
 // reads allocation in their place, and that first record_stream() copies allocation into active
 // once, after which both are kept separately.
 
-// Note [Frees during capture]
-// A block used on other streams (record_stream) is reused only after events recorded on those
-// streams at its free have completed. If one of them is being captured into a graph, an event
-// recorded there would mark a point of the graph rather than of the stream, and querying it
-// would break the capture (PyTorch defers these frees too). Such a free is deferred: the block
-// stays pending, unusable, and gets its events at the first allocation or cache release of its
-// shard after the capture has ended on every stream that used it.
-
 // Note [No cache release during capture]
 // Returning cached memory to the driver synchronizes (the device, then cudaFree or cuMemUnmap),
 // which a stream capturing a CUDA graph does not allow: it would invalidate the capture. While
 // the allocating stream captures, neither the garbage-collection threshold nor the
 // free-and-retry before an out-of-memory error releases anything (torch skips both during
 // capture too); the error says so.
-
-// Note [Free-block index]
-// Free blocks sit in size-class bins: 64 linear bins of 512 B up to 32 KiB, then 32 bins per
-// power of two (sizes within ~3% share a bin), with a bitmap of non-empty bins. A request
-// scans its own bin for the best fit (smallest block, then lowest address; the first
-// kScanLimit entries), then takes the best of the next non-empty bin, every member of which
-// fits. That is best-fit within 3%, found in a few dozen instructions instead of a tree walk.
-class FreeIndex {
- public:
-  static constexpr std::uint32_t kBins = 64 + 32 * 34;
-
-  static std::uint32_t bin_of(std::size_t size) {
-    const std::size_t units = size / kRound;
-    if (units < 64) return static_cast<std::uint32_t>(units);
-    const int fl = std::bit_width(units) - 1;  // >= 6
-    const std::size_t sl = (units >> (fl - 5)) & 31;
-    return static_cast<std::uint32_t>(64 + (fl - 6) * 32 + sl);
-  }
-
-  void insert(Block* b) {
-    b->bin = bin_of(b->size);
-    Block*& head = heads_[b->bin];
-    b->free_prev = nullptr;
-    b->free_next = head;
-    if (head) head->free_prev = b;
-    head = b;
-    bits_[b->bin / 64] |= 1ull << (b->bin % 64);
-    b->indexed = true;
-  }
-
-  void remove(Block* b) {
-    if (b->free_prev) b->free_prev->free_next = b->free_next;
-    else heads_[b->bin] = b->free_next;
-    if (b->free_next) b->free_next->free_prev = b->free_prev;
-    if (!heads_[b->bin]) bits_[b->bin / 64] &= ~(1ull << (b->bin % 64));
-    b->free_prev = b->free_next = nullptr;
-    b->indexed = false;
-  }
-
-  // Best fit per Note [Free-block index]; `acceptable` vetoes blocks (max_split_size rules).
-  template <class Acceptable>
-  Block* find(std::size_t size, Acceptable&& acceptable) const {
-    std::uint32_t bin = bin_of(size);
-    if (Block* b = best_in(heads_[bin], size, acceptable)) return b;
-    for (bin = next_nonempty(bin + 1); bin < kBins; bin = next_nonempty(bin + 1)) {
-      if (Block* b = best_in(heads_[bin], size, acceptable)) return b;
-    }
-    return nullptr;
-  }
-
-  [[nodiscard]] std::size_t largest() const {
-    for (int w = static_cast<int>(bits_.size()) - 1; w >= 0; --w) {
-      if (!bits_[w]) continue;
-      const int bin = w * 64 + 63 - std::countl_zero(bits_[w]);
-      std::size_t best = 0;
-      for (Block* b = heads_[bin]; b; b = b->free_next) best = std::max(best, b->size);
-      return best;
-    }
-    return 0;
-  }
-
- private:
-  template <class Acceptable>
-  static Block* best_in(Block* head, std::size_t size, Acceptable& acceptable) {
-    Block* best = nullptr;
-    int scanned = 0;
-    for (Block* b = head; b && scanned < kScanLimit; b = b->free_next, ++scanned) {
-      if (b->size < size || !acceptable(b)) continue;
-      if (!best || b->size < best->size || (b->size == best->size && b->ptr < best->ptr)) best = b;
-      if (best->size == size) break;
-    }
-    return best;
-  }
-  [[nodiscard]] std::uint32_t next_nonempty(std::uint32_t bin) const {
-    if (bin >= kBins) return kBins;
-    std::size_t w = bin / 64;
-    std::uint64_t word = bits_[w] & (~0ull << (bin % 64));
-    while (true) {
-      if (word) return static_cast<std::uint32_t>(w * 64 + std::countr_zero(word));
-      if (++w == bits_.size()) return kBins;
-      word = bits_[w];
-    }
-  }
-  std::array<Block*, kBins> heads_{};
-  std::array<std::uint64_t, (kBins + 63) / 64> bits_{};
-};
-
-struct PendingFree {
-  Block* block;
-  std::vector<StreamEvents::Token> tokens;
-};
-
-struct Pool;
-
-// Aligned so that two shards (two threads' hot locks and counters) never share a cache line.
-struct alignas(128) Shard {
-  detail::SpinLock lock;
-  Pool* pool = nullptr;
-  StreamKey stream = 0;
-  FreeIndex small_index;  // classic small pool
-  FreeIndex large_index;  // classic large pool; expandable: every block
-  Arena* arena = nullptr; // expandable range, created on first use
-  std::vector<std::unique_ptr<Arena>> arenas;
-  detail::PointerMap<Block> live;
-  std::vector<Block*> spare_blocks;
-  std::vector<PendingFree> pending;
-  std::vector<Block*> deferred;  // See Note [Frees during capture].
-  MemoryStats stats;
-  // See Note [Recently freed block].
-  Block* recent = nullptr;
-  // See Note [Active mirrors allocated].
-  bool active_mirrors_allocation = true;
-  // Bytes granted from the device-wide allocated counter: See Note [Device-wide peaks].
-  std::int64_t granted = 0;
-  // See Note [Growing ahead].
-  std::uint64_t allocations = 0;
-  std::uint64_t last_growth_at = 0;
-  std::size_t ahead = 0;
-
-  Block* new_block() {
-    if (spare_blocks.empty()) return new Block;
-    Block* b = spare_blocks.back();
-    spare_blocks.pop_back();
-    return b;
-  }
-  void recycle(Block* b) {
-    b->reset();
-    spare_blocks.push_back(b);
-  }
-  ~Shard() {
-    for (Block* b : spare_blocks) delete b;
-  }
-};
-
-struct Pool {
-  PoolId id;
-  std::shared_ptr<SegmentProvider> provider;
-  bool expandable = false;  // expandable arenas: the option is on and the provider maps pages
-  mutable std::mutex shards_mutex;
-  std::vector<std::unique_ptr<Shard>> shards;
-  bool released = false;
-};
-
-struct ArenaRange {
-  std::uintptr_t begin;
-  std::uintptr_t end;
-  Arena* arena;
-};
-// Note [Arena table on lines of its own]
-// Every deallocate, from every thread, reads the arena table. It is built by whichever thread
-// registered the latest arena, so with the default allocator its vector and buffer came from that
-// thread's malloc arena, next to the blocks and maps it writes on each of its own allocations:
-// false sharing that made every other thread's frees miss. Table memory is therefore allocated
-// in whole 128-byte lines (two, for the adjacent-line prefetcher) that hold nothing else.
-inline constexpr std::size_t kIsolation = 128;
-constexpr std::size_t whole_lines(std::size_t bytes) {
-  return (bytes + kIsolation - 1) / kIsolation * kIsolation;
-}
-template <class T>
-struct IsolatedAllocator {
-  using value_type = T;
-  IsolatedAllocator() = default;
-  template <class U>
-  IsolatedAllocator(const IsolatedAllocator<U>&) noexcept {}
-  T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new(whole_lines(n * sizeof(T)), std::align_val_t{kIsolation}));
-  }
-  void deallocate(T* p, std::size_t n) noexcept {
-    ::operator delete(p, whole_lines(n * sizeof(T)), std::align_val_t{kIsolation});
-  }
-  friend bool operator==(const IsolatedAllocator&, const IsolatedAllocator&) noexcept { return true; }
-};
-struct alignas(kIsolation) ArenaTable {
-  std::vector<ArenaRange, IsolatedAllocator<ArenaRange>> ranges;
-};
 
 std::atomic<std::uint64_t> g_instance_counter{1};
 std::atomic<std::uint64_t> g_pool_counter{1};
@@ -385,19 +123,10 @@ struct ShardCache {
 // libraries loaded with dlopen, as allocators such as jemalloc do.
 [[gnu::tls_model("initial-exec")]] thread_local ShardCache t_shard_cache;
 
-std::string format_bytes(std::size_t bytes) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(2);
-  if (bytes >= (1ull << 30)) out << bytes / 1073741824.0 << " GiB";
-  else if (bytes >= (1u << 20)) out << bytes / 1048576.0 << " MiB";
-  else if (bytes >= 1024) out << bytes / 1024.0 << " KiB";
-  else out << bytes << " B";
-  return out.str();
-}
-
-}  // namespace
-
-struct CachingAllocator::Impl {
+// The allocator's state and its policy. In this file's anonymous namespace, so that its
+// functions are local: GCC sees every call of them and inlines the fast path as it needs (See
+// Note [Allocator internals are hidden] in detail/block.hpp).
+struct Engine {
   int device;
   std::shared_ptr<SegmentProvider> default_provider;
   std::shared_ptr<StreamEvents> events;
@@ -411,37 +140,21 @@ struct CachingAllocator::Impl {
   mutable std::mutex pools_mutex;
   std::map<PoolId, std::unique_ptr<Pool>> pools;
 
-  // See Note [Shards and statistics].
-  std::mutex table_mutex;
-  std::atomic<const ArenaTable*> table{nullptr};
-  std::vector<std::unique_ptr<const ArenaTable>> table_versions;
+  // See Note [Shards and statistics] in detail/shard.hpp.
+  detail::ArenaTable arena_table;
 
-  std::atomic<std::size_t> reserved_total{0};
-  // See Note [Device-wide peaks]; the grants on a line of their own, as they are written by
-  // every shard that allocates past its grant.
-  std::atomic<std::int64_t> reserved_peak{0};
-  alignas(128) std::atomic<std::int64_t> granted_total{0};
-  std::atomic<std::int64_t> granted_peak{0};
-  std::atomic<bool> granting{false};  // a second shard exists
-  std::mutex shard_creation_mutex;
-  std::size_t shards_created = 0;  // under shard_creation_mutex
+  // See Note [Device-wide peaks] in detail/device_peaks.hpp.
+  detail::ReservedBytes reserved;
+  detail::AllocationGrants grants;
   alignas(128) std::atomic<std::int64_t> ooms{0};
   std::atomic<std::int64_t> retries{0};
   std::atomic<std::int64_t> sync_all{0};
 
-  mutable std::mutex observers_mutex;
-  std::vector<std::pair<std::uint64_t, OutOfMemoryObserver>> oom_observers;
-  std::uint64_t next_observer_id = 1;
+  detail::OomObservers oom_observers;
+  detail::History history;
 
-  std::mutex history_mutex;
-  std::atomic<bool> history_enabled{false};
-  std::size_t history_max = 0;
-  std::deque<TraceEntry> history;
-  CaptureFrames capture;
-  const Clock::time_point epoch = Clock::now();
-
-  Impl(int dev, std::shared_ptr<SegmentProvider> provider, std::shared_ptr<StreamEvents> ev,
-       AllocatorConfig cfg)
+  Engine(int dev, std::shared_ptr<SegmentProvider> provider, std::shared_ptr<StreamEvents> ev,
+         AllocatorConfig cfg)
       : device(dev), default_provider(std::move(provider)), events(std::move(ev)), config(cfg) {
     rounds_to_divisions = std::any_of(config.roundup_power2_divisions.begin(), config.roundup_power2_divisions.end(),
                                       [](unsigned d) { return d > 1; });
@@ -453,37 +166,6 @@ struct CachingAllocator::Impl {
       config.expandable_segments = false;
     }
     pools.emplace(PoolId{}, make_pool(PoolId{}, default_provider));
-    table.store(publish_locked(ArenaTable{}));
-  }
-
-  // ---- arena table ----
-  const ArenaTable* publish_locked(ArenaTable next) {
-    table_versions.push_back(std::make_unique<const ArenaTable>(std::move(next)));
-    return table_versions.back().get();
-  }
-  void register_arena(Arena* a) {
-    std::lock_guard lock(table_mutex);
-    ArenaTable next = *table.load();
-    const auto begin = reinterpret_cast<std::uintptr_t>(a->base);
-    auto it = std::lower_bound(next.ranges.begin(), next.ranges.end(), begin,
-                               [](const ArenaRange& r, std::uintptr_t v) { return r.begin < v; });
-    next.ranges.insert(it, ArenaRange{begin, begin + a->range, a});
-    table.store(publish_locked(std::move(next)), std::memory_order_release);
-  }
-  void unregister_arena(Arena* a) {
-    std::lock_guard lock(table_mutex);
-    ArenaTable next = *table.load();
-    std::erase_if(next.ranges, [&](const ArenaRange& r) { return r.arena == a; });
-    table.store(publish_locked(std::move(next)), std::memory_order_release);
-  }
-  Arena* find_arena(const void* p) const noexcept {
-    const auto& t = table.load(std::memory_order_acquire)->ranges;
-    const auto v = reinterpret_cast<std::uintptr_t>(p);
-    auto it = std::upper_bound(t.begin(), t.end(), v,
-                               [](std::uintptr_t x, const ArenaRange& r) { return x < r.begin; });
-    if (it == t.begin()) return nullptr;
-    --it;
-    return v < it->end ? it->arena : nullptr;
   }
 
   // ---- pools and shards ----
@@ -514,35 +196,36 @@ struct CachingAllocator::Impl {
     };
     Shard* shard = find();
     if (!shard) {
-      std::lock_guard creating(shard_creation_mutex);
+      std::lock_guard creating(grants.creation_mutex());
       shard = find();
       if (!shard) {
-        if (++shards_created == 2) start_grants();  // See Note [Device-wide peaks].
+        if (grants.count_shard()) start_grants();  // See Note [Device-wide peaks].
         std::lock_guard lock(pool->shards_mutex);
         pool->shards.push_back(std::make_unique<Shard>());
         shard = pool->shards.back().get();
         shard->pool = pool;
         shard->stream = stream;
-        shard->stats.max_split_size = config.max_split_size == std::numeric_limits<std::size_t>::max()
-                                          ? -1
-                                          : static_cast<std::int64_t>(config.max_split_size);
+        shard->stats.max_split_size = max_split_stat(config);
       }
     }
     c = ShardCache{instance, gen, pool_id, stream, shard};
     return shard;
   }
 
+  // Every shard of every pool, gathered under the pools' locks.
+  std::vector<Shard*> all_shards() const {
+    std::vector<Shard*> all;
+    std::lock_guard lock(pools_mutex);
+    for (auto& [id, pool] : pools) {
+      std::lock_guard shards_lock(pool->shards_mutex);
+      for (auto& s : pool->shards) all.push_back(s.get());
+    }
+    return all;
+  }
+
   template <class F>
   void for_each_shard(F&& f) const {
-    std::vector<Shard*> all;
-    {
-      std::lock_guard lock(pools_mutex);
-      for (auto& [id, pool] : pools) {
-        std::lock_guard shards_lock(pool->shards_mutex);
-        for (auto& s : pool->shards) all.push_back(s.get());
-      }
-    }
-    for (Shard* s : all) f(*s);
+    for (Shard* s : all_shards()) f(*s);
   }
 
   std::unique_ptr<Pool> make_pool(PoolId id, std::shared_ptr<SegmentProvider> provider) const {
@@ -551,6 +234,15 @@ struct CachingAllocator::Impl {
     pool->expandable = config.expandable_segments && provider->page_size() != 0;
     pool->provider = std::move(provider);
     return pool;
+  }
+
+  // Starts keeping grants as the second shard is created (the creation mutex held, so the
+  // one existing shard is all there is). See Note [Device-wide peaks].
+  void start_grants() {
+    for_each_shard([&](Shard& s) {
+      std::lock_guard lock(s.lock);
+      grants.start(s.granted, s.stats.allocated_bytes[0]);
+    });
   }
 
   // ---- sizes ----
@@ -567,33 +259,10 @@ struct CachingAllocator::Impl {
     return r;
   }
 
-  // ---- history ----
-  // Every allocation and free calls this: the check stays inline and copies nothing, the
-  // recording (history on) is out of line.
-  void trace(TraceEntry::Action action, const void* addr, std::size_t size, StreamKey stream,
-             const std::shared_ptr<const StackFrames>& frames = nullptr) {
-    if (history_enabled.load(std::memory_order_relaxed)) [[unlikely]] record(action, addr, size, stream, frames);
-  }
-  [[gnu::noinline]] void record(TraceEntry::Action action, const void* addr, std::size_t size, StreamKey stream,
-                                const std::shared_ptr<const StackFrames>& frames) {
-    TraceEntry e{action, reinterpret_cast<std::uintptr_t>(addr), size, stream,
-                 std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - epoch).count(),
-                 frames};
-    std::lock_guard lock(history_mutex);
-    if (history_max == 0) return;
-    history.push_back(std::move(e));
-    while (history.size() > history_max) history.pop_front();
-  }
-
   // ---- obtaining and returning memory (shard locked) ----
-  std::size_t allowed_bytes(const Pool& pool) const {
-    const std::size_t total = pool.provider->total_memory();
-    return static_cast<std::size_t>(static_cast<double>(total) * config.per_process_memory_fraction);
-  }
-
   bool may_reserve(const Pool& pool, std::size_t bytes) const {
     if (config.per_process_memory_fraction >= 1.0) return true;
-    return reserved_total.load() + bytes <= allowed_bytes(pool);
+    return reserved.total() + bytes <= detail::allowed_bytes(pool, config);
   }
 
   void count_reserved(Shard& s, std::size_t bytes, bool small, bool add) {
@@ -609,33 +278,12 @@ struct CachingAllocator::Impl {
       }
     }
     if (add) {
-      raise_peak(reserved_peak, static_cast<std::int64_t>(reserved_total.fetch_add(bytes) + bytes));
+      reserved.add(bytes);
       ++s.stats.num_device_alloc;
     } else {
-      reserved_total.fetch_sub(bytes);
+      reserved.remove(bytes);
       ++s.stats.num_device_free;
     }
-  }
-
-  // Sets the shard's grant to `target` bytes (See Note [Device-wide peaks]).
-  void set_grant(Shard& s, std::int64_t target) {
-    const std::int64_t delta = target - s.granted;
-    s.granted = target;
-    const std::int64_t total = granted_total.fetch_add(delta, std::memory_order_relaxed) + delta;
-    if (delta > 0) raise_peak(granted_peak, total);
-  }
-
-  // Starts keeping grants as the second shard is created (shard_creation_mutex held, so the
-  // one existing shard is all there is). See Note [Device-wide peaks].
-  // The flag is set under the shard's lock after its grant and peak: its next allocation keeps
-  // the grant, and stats() never sees the flag without the peak carried over.
-  void start_grants() {
-    for_each_shard([&](Shard& s) {
-      std::lock_guard lock(s.lock);
-      raise_peak(granted_peak, s.stats.allocated_bytes[0].peak);
-      set_grant(s, s.stats.allocated_bytes[0].current + kPeakSlack / 2);
-      granting.store(true);
-    });
   }
 
   // Grows the shard's arena so that a free tail block of at least `size` exists; returns it.
@@ -654,7 +302,7 @@ struct CachingAllocator::Impl {
       a->expandable = true;
       a->shard = &s;
       s.arena = a;
-      register_arena(a);
+      arena_table.insert(a);
     }
     // The recent slot is empty here (allocate flushes it before searching), so a free tail is
     // in the index.
@@ -673,7 +321,7 @@ struct CachingAllocator::Impl {
     if (a->mapped + grow > a->range) return nullptr;
     if (!may_reserve(*s.pool, grow)) return nullptr;
     if (!provider.map(a->base + a->mapped, grow)) return nullptr;
-    trace(TraceEntry::Action::segment_map, a->base + a->mapped, grow, s.stream);
+    history.trace(TraceEntry::Action::segment_map, a->base + a->mapped, grow, s.stream);
     count_reserved(s, grow, false, true);
     a->chunks.push_back(grow);
     if (tail) {
@@ -702,7 +350,7 @@ struct CachingAllocator::Impl {
     if (!may_reserve(*s.pool, bytes)) return nullptr;
     void* p = s.pool->provider->allocate_segment(bytes, s.stream);
     if (!p) return nullptr;
-    trace(TraceEntry::Action::segment_alloc, p, bytes, s.stream);
+    history.trace(TraceEntry::Action::segment_alloc, p, bytes, s.stream);
     count_reserved(s, bytes, small, true);
     if (!small && bytes > config.max_split_size) s.stats.oversize_segments.increase(1);
     s.arenas.push_back(std::make_unique<Arena>());
@@ -716,12 +364,12 @@ struct CachingAllocator::Impl {
     b->size = bytes;
     b->arena = a;
     a->first = a->last = b;
-    register_arena(a);
+    arena_table.insert(a);
     return b;
   }
 
   // ---- free blocks (shard locked) ----
-  FreeIndex& index_for(Shard& s, const Arena& a) {
+  detail::FreeIndex& index_for(Shard& s, const Arena& a) {
     return !a.expandable && a.small ? s.small_index : s.large_index;
   }
   static bool is_split(const Block* b) { return b->prev || b->next; }
@@ -795,49 +443,13 @@ struct CachingAllocator::Impl {
     insert_free(s, b);
   }
 
-  bool any_capturing(const Block& b) const {
-    return std::any_of(b.extra_streams.begin(), b.extra_streams.end(),
-                       [&](StreamKey other) { return events->capturing(other); });
-  }
-
-  // Marks the work queued so far on the streams that used pending block `b`.
-  void record_pending(Shard& s, Block* b) {
-    PendingFree pending{b, {}};
-    for (StreamKey other : b->extra_streams) pending.tokens.push_back(events->record(other));
-    s.pending.push_back(std::move(pending));
-  }
-
-  // Deferred frees whose streams no longer capture get their events now.
-  void record_deferred(Shard& s) {
-    std::erase_if(s.deferred, [&](Block* b) {
-      if (any_capturing(*b)) return false;
-      record_pending(s, b);
-      return true;
-    });
-  }
-
+  // Frees the pending blocks whose streams' work has finished (waiting for it if `wait`).
   void complete_pending(Shard& s, bool wait) {
-    auto it = s.pending.begin();
-    while (it != s.pending.end()) {
-      bool done = true;
-      for (auto token : it->tokens) {
-        if (wait) events->synchronize(token);
-        else if (!events->query(token)) {
-          done = false;
-          break;
-        }
-      }
-      if (!done) {
-        ++it;
-        continue;
-      }
-      for (auto token : it->tokens) events->release(token);
-      Block* b = it->block;
+    s.pending_frees.complete(*events, wait, [&](Block* b) {
       account_inactive(s, b);
-      trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream);
+      history.trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream);
       free_block(s, b);
-      it = s.pending.erase(it);
-    }
+    });
   }
 
   // From now on active and allocation may part (See Note [Active mirrors allocated]).
@@ -861,7 +473,7 @@ struct CachingAllocator::Impl {
   // Returns cached memory of one shard to its provider (shard locked).
   void release_cached(Shard& s, bool wait_pending) {
     flush_recent(s);
-    if (!s.deferred.empty()) record_deferred(s);
+    if (s.pending_frees.any_deferred()) s.pending_frees.record_deferred(*events);
     if (wait_pending) complete_pending(s, true);
     SegmentProvider& provider = *s.pool->provider;
     bool synchronized = false;
@@ -881,7 +493,7 @@ struct CachingAllocator::Impl {
           remove_free(s, tail);
           a->mapped -= chunk;
           provider.unmap(a->base + a->mapped, chunk);
-          trace(TraceEntry::Action::segment_unmap, a->base + a->mapped, chunk, s.stream);
+          history.trace(TraceEntry::Action::segment_unmap, a->base + a->mapped, chunk, s.stream);
           count_reserved(s, chunk, false, false);
           a->chunks.pop_back();
           tail->size -= chunk;
@@ -901,9 +513,9 @@ struct CachingAllocator::Impl {
       if (only && !only->next && only->state == Block::State::free) {
         sync_once();
         remove_free(s, only);
-        unregister_arena(a);
+        arena_table.erase(a);
         provider.free_segment(a->base, a->mapped, s.stream);
-        trace(TraceEntry::Action::segment_free, a->base, a->mapped, s.stream);
+        history.trace(TraceEntry::Action::segment_free, a->base, a->mapped, s.stream);
         count_reserved(s, a->mapped, a->small, false);
         if (!a->small && a->mapped > config.max_split_size) s.stats.oversize_segments.decrease(1);
         s.recycle(only);
@@ -922,89 +534,19 @@ struct CachingAllocator::Impl {
     });
   }
 
-  // What the allocator holds when `requested` bytes on `failed` could not be had (one visit of
-  // every shard); info.report is left for oom_report().
-  OutOfMemoryInfo oom_info(std::size_t requested, const Shard& failed, bool capturing) const {
-    OutOfMemoryInfo info;
-    info.device = device;
-    info.requested_bytes = requested;
-    info.stream = failed.stream;
-    info.pool = failed.pool->id;
-    info.during_capture = capturing;
-    std::tie(info.device_free_bytes, info.device_total_bytes) = failed.pool->provider->memory_info();
-    for_each_shard([&](Shard& s) {
-      std::lock_guard lock(s.lock);
-      const auto reserved = static_cast<std::size_t>(s.stats.reserved_bytes[0].current);
-      info.allocated_bytes += static_cast<std::size_t>(s.stats.allocated_bytes[0].current);
-      info.reserved_bytes += reserved;
-      if (!s.pool->id.is_default()) info.private_pools_reserved_bytes += reserved;
-      info.largest_free_block = std::max({info.largest_free_block, s.small_index.largest(), s.large_index.largest()});
-    });
-    return info;
-  }
-
-  std::string oom_report(const OutOfMemoryInfo& info, const Pool& pool) const {
-    const std::size_t allocated = info.allocated_bytes, reserved = info.reserved_bytes;
-    std::string report = concat(
-        "tried to allocate ", format_bytes(info.requested_bytes), " on device ", device, " (", pool.provider->name(),
-        "). The device has ", format_bytes(info.device_total_bytes), " in total, of which ",
-        format_bytes(info.device_free_bytes), " is free. cudakit has ", format_bytes(allocated), " allocated and ",
-        format_bytes(reserved > allocated ? reserved - allocated : 0),
-        " reserved but unallocated (largest free block ", format_bytes(info.largest_free_block), "); ",
-        format_bytes(info.private_pools_reserved_bytes), " is reserved by private pools.");
-    if (config.per_process_memory_fraction < 1.0) {
-      report += concat(" The per-process memory fraction ", config.per_process_memory_fraction,
-                               " limits reservations to ", format_bytes(allowed_bytes(pool)), ".");
-    }
-    report += " If reserved but unallocated memory is large, try expandable_segments:True in "
-              "CUDAKIT_ALLOC_CONF, or free memory and call empty_cache().";
-    if (info.during_capture) {
-      report += " The allocation was made on a stream capturing a CUDA graph: cached memory was not "
-                "returned to the driver, since that synchronizes and would break the capture.";
-    }
-    return report;
-  }
-
-  // Calls the out-of-memory observers (no lock held); what they throw is added to `report`.
-  // An allocation that fails inside an observer notifies no one: an observer that allocates
-  // must not recurse into itself.
-  void notify_oom_observers(OutOfMemoryInfo& info, std::string& report) const {
-    thread_local bool t_notifying = false;
-    if (t_notifying) return;
-    struct Scope {
-      Scope() { t_notifying = true; }
-      ~Scope() { t_notifying = false; }
-    } scope;
-    std::vector<OutOfMemoryObserver> observers;
-    {
-      std::lock_guard lock(observers_mutex);
-      for (const auto& [id, observer] : oom_observers) observers.push_back(observer);
-    }
-    const std::string message = report;  // observers see the report without each other's failures
-    info.report = message;
-    for (const OutOfMemoryObserver& observe : observers) {
-      try {
-        observe(info);
-      } catch (const std::exception& e) {
-        report += concat(" An out-of-memory observer threw: ", e.what());
-      } catch (...) {
-        report += " An out-of-memory observer threw an exception that is not a std::exception.";
-      }
-    }
-  }
-
   // Returns the recently freed block to the free index (shard locked).
   void flush_recent(Shard& s) {
     if (Block* b = std::exchange(s.recent, nullptr)) free_block(s, b);
   }
 
+  // ---- serving requests ----
   void* allocate(std::size_t bytes, StreamKey stream, PoolId pool_id) {
     if (bytes == 0) return nullptr;
     Shard& s = *shard_for(pool_id, stream);
     const std::size_t rounded = round_request(bytes);
     s.lock.lock();
-    if (!s.deferred.empty()) [[unlikely]] record_deferred(s);
-    if (!s.pending.empty()) complete_pending(s, false);
+    if (s.pending_frees.any_deferred()) [[unlikely]] s.pending_frees.record_deferred(*events);
+    if (s.pending_frees.any_pending()) complete_pending(s, false);
     if (s.recent && s.recent->size == rounded) {
       Block* b = std::exchange(s.recent, nullptr);
       void* p = take(s, b, rounded, bytes);
@@ -1030,8 +572,8 @@ struct CachingAllocator::Impl {
 
   Block* obtain(Shard& s, std::size_t rounded, bool expandable) {
     if (config.garbage_collection_threshold > 0 &&
-        static_cast<double>(reserved_total.load() + rounded) >
-            config.garbage_collection_threshold * static_cast<double>(allowed_bytes(*s.pool)) &&
+        static_cast<double>(reserved.total() + rounded) >
+            config.garbage_collection_threshold * static_cast<double>(detail::allowed_bytes(*s.pool, config)) &&
         !events->capturing(s.stream)) {  // See Note [No cache release during capture].
       release_cached(s, false);
     }
@@ -1053,10 +595,10 @@ struct CachingAllocator::Impl {
     }
     // The report visits every shard, this one included: built with no lock held.
     ooms.fetch_add(1);
-    trace(TraceEntry::Action::oom, nullptr, bytes, s.stream);
-    OutOfMemoryInfo info = oom_info(bytes, s, capturing);
-    std::string report = oom_report(info, *s.pool);
-    notify_oom_observers(info, report);
+    history.trace(TraceEntry::Action::oom, nullptr, bytes, s.stream);
+    OutOfMemoryInfo info = detail::gather_oom_info(device, bytes, s, capturing, all_shards());
+    std::string report = detail::oom_report(info, *s.pool, config);
+    oom_observers.notify(info, report);
     throw OutOfMemoryError("CachingAllocator::allocate", report, bytes);
   }
 
@@ -1082,10 +624,7 @@ struct CachingAllocator::Impl {
     const int pi = pool_index(b->size);
     const auto size = static_cast<std::int64_t>(b->size);
     // The grant covers the allocation before it counts. See Note [Device-wide peaks].
-    const std::int64_t allocated_after = s.stats.allocated_bytes[0].current + size;
-    if (allocated_after > s.granted && granting.load(std::memory_order_relaxed)) [[unlikely]] {
-      set_grant(s, allocated_after + kPeakSlack / 2);
-    }
+    grants.cover(s.granted, s.stats.allocated_bytes[0].current + size);
     for (int i : {0, pi}) {
       s.stats.allocation[i].increase(1);
       s.stats.allocated_bytes[i].increase(size);
@@ -1096,9 +635,9 @@ struct CachingAllocator::Impl {
       }
     }
     if (b->size >= config.max_split_size) s.stats.oversize_allocations.increase(1);
-    if (history_enabled.load(std::memory_order_relaxed)) {
-      if (capture) b->frames = capture();
-      trace(TraceEntry::Action::alloc, b->ptr, b->size, s.stream, b->frames);
+    if (history.enabled()) {
+      history.capture(b->frames);
+      history.trace(TraceEntry::Action::alloc, b->ptr, b->size, s.stream, b->frames);
     }
     return b->ptr;
   }
@@ -1110,7 +649,7 @@ struct CachingAllocator::Impl {
 
   // false (and nothing done) when `ptr` lies in none of this allocator's arenas.
   bool deallocate_if_owned(void* ptr) {
-    Arena* a = find_arena(ptr);
+    Arena* a = arena_table.find(ptr);
     if (!a) return false;
     deallocate_in(*a->shard, ptr);
     return true;
@@ -1127,22 +666,16 @@ struct CachingAllocator::Impl {
       s.stats.allocated_bytes[i].decrease(size);
       s.stats.requested_bytes[i].decrease(static_cast<std::int64_t>(b->requested));
     }
-    if (s.granted - s.stats.allocated_bytes[0].current > kPeakSlack) [[unlikely]] {
-      set_grant(s, s.stats.allocated_bytes[0].current + kPeakSlack / 2);  // only once granting
-    }
+    grants.trim(s.granted, s.stats.allocated_bytes[0].current);
     if (b->size >= config.max_split_size) s.stats.oversize_allocations.decrease(1);
-    trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
+    history.trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
     if (!b->extra_streams.empty()) {
       b->state = Block::State::pending;
-      if (any_capturing(*b)) {
-        s.deferred.push_back(b);  // See Note [Frees during capture].
-        return;
-      }
-      record_pending(s, b);
+      s.pending_frees.add(b, *events);
       return;
     }
     account_inactive(s, b);
-    trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream, b->frames);
+    history.trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream, b->frames);
     flush_recent(s);
     b->state = Block::State::free;
     b->frames.reset();
@@ -1151,7 +684,7 @@ struct CachingAllocator::Impl {
 
   template <class F>
   auto with_live_block(const void* ptr, const char* api, F&& f) const {
-    Arena* a = ptr ? find_arena(ptr) : nullptr;
+    Arena* a = ptr ? arena_table.find(ptr) : nullptr;
     if (!a) unknown_pointer(api, ptr);
     Shard& s = *a->shard;
     std::lock_guard lock(s.lock);
@@ -1161,19 +694,11 @@ struct CachingAllocator::Impl {
   }
 };
 
-const char* to_string(TraceEntry::Action action) {
-  switch (action) {
-    case TraceEntry::Action::alloc: return "alloc";
-    case TraceEntry::Action::free_requested: return "free_requested";
-    case TraceEntry::Action::free_completed: return "free_completed";
-    case TraceEntry::Action::segment_alloc: return "segment_alloc";
-    case TraceEntry::Action::segment_free: return "segment_free";
-    case TraceEntry::Action::segment_map: return "segment_map";
-    case TraceEntry::Action::segment_unmap: return "segment_unmap";
-    case TraceEntry::Action::oom: return "oom";
-  }
-  return "unknown";
-}
+}  // namespace
+
+struct CachingAllocator::Impl : Engine {
+  using Engine::Engine;
+};
 
 CachingAllocator::CachingAllocator(int device, std::shared_ptr<SegmentProvider> provider,
                                    std::shared_ptr<StreamEvents> events, AllocatorConfig config)
@@ -1240,7 +765,7 @@ std::size_t CachingAllocator::allocation_size(const void* ptr) const {
                                 [](Shard&, Block& b) { return b.size; });
 }
 
-bool CachingAllocator::owns(const void* ptr) const noexcept { return impl_->find_arena(ptr) != nullptr; }
+bool CachingAllocator::owns(const void* ptr) const noexcept { return impl_->arena_table.find(ptr) != nullptr; }
 
 void CachingAllocator::empty_cache() { impl_->release_all_cached(); }
 
@@ -1332,17 +857,13 @@ MemoryStats CachingAllocator::stats() const {
     out.num_device_alloc += in.num_device_alloc;
     out.num_device_free += in.num_device_free;
   });
-  // See Note [Device-wide peaks].
-  if (impl_->granting.load()) {
-    out.allocated_bytes[0].peak = std::min(out.allocated_bytes[0].peak, impl_->granted_peak.load());
-  }
-  out.reserved_bytes[0].peak = std::min(out.reserved_bytes[0].peak, impl_->reserved_peak.load());
+  // See Note [Device-wide peaks] in detail/device_peaks.hpp.
+  out.allocated_bytes[0].peak = impl_->grants.bound_peak(out.allocated_bytes[0].peak);
+  out.reserved_bytes[0].peak = impl_->reserved.bound_peak(out.reserved_bytes[0].peak);
   out.num_alloc_retries = impl_->retries.load();
   out.num_ooms = impl_->ooms.load();
   out.num_sync_all_streams = impl_->sync_all.load();
-  out.max_split_size = impl_->config.max_split_size == std::numeric_limits<std::size_t>::max()
-                           ? -1
-                           : static_cast<std::int64_t>(impl_->config.max_split_size);
+  out.max_split_size = max_split_stat(impl_->config);
   return out;
 }
 
@@ -1363,8 +884,8 @@ void CachingAllocator::reset_peak_stats() {
     std::lock_guard lock(s.lock);
     for_each_stat(s.stats, [](Stat& st) { st.peak = st.current; });
   });
-  impl_->granted_peak = impl_->granted_total.load();
-  impl_->reserved_peak = static_cast<std::int64_t>(impl_->reserved_total.load());
+  impl_->grants.reset_peak();
+  impl_->reserved.reset_peak();
 }
 
 void CachingAllocator::reset_accumulated_stats() {
@@ -1379,20 +900,10 @@ void CachingAllocator::reset_accumulated_stats() {
 }
 
 std::uint64_t CachingAllocator::attach_oom_observer(OutOfMemoryObserver observer) {
-  if (!observer) throw InvalidArgumentError("CachingAllocator::attach_oom_observer", "the observer is an empty function");
-  std::lock_guard lock(impl_->observers_mutex);
-  const std::uint64_t id = impl_->next_observer_id++;
-  impl_->oom_observers.emplace_back(id, std::move(observer));
-  return id;
+  return impl_->oom_observers.attach(std::move(observer));
 }
 
-void CachingAllocator::detach_oom_observer(std::uint64_t id) {
-  std::lock_guard lock(impl_->observers_mutex);
-  if (std::erase_if(impl_->oom_observers, [&](const auto& entry) { return entry.first == id; }) == 0) {
-    throw InvalidArgumentError("CachingAllocator::detach_oom_observer",
-                               concat("no out-of-memory observer is attached with id ", id));
-  }
-}
+void CachingAllocator::detach_oom_observer(std::uint64_t id) { impl_->oom_observers.detach(id); }
 
 void CachingAllocator::set_memory_fraction(double fraction) {
   if (!(fraction > 0.0 && fraction <= 1.0)) {
@@ -1407,11 +918,7 @@ int CachingAllocator::device() const noexcept { return impl_->device; }
 SegmentProvider& CachingAllocator::provider() const noexcept { return *impl_->default_provider; }
 
 void CachingAllocator::record_history(bool enabled, std::size_t max_entries, CaptureFrames capture) {
-  std::lock_guard lock(impl_->history_mutex);
-  impl_->history_max = enabled ? max_entries : 0;
-  impl_->capture = enabled ? std::move(capture) : CaptureFrames{};
-  if (!enabled) impl_->history.clear();
-  impl_->history_enabled.store(enabled);
+  impl_->history.configure(enabled, max_entries, std::move(capture));
 }
 
 MemorySnapshot CachingAllocator::snapshot() const {
@@ -1452,57 +959,9 @@ MemorySnapshot CachingAllocator::snapshot() const {
   });
   std::sort(snap.segments.begin(), snap.segments.end(),
             [](const SegmentSnapshot& a, const SegmentSnapshot& b) { return a.address < b.address; });
-  {
-    std::lock_guard lock(impl_->history_mutex);
-    snap.trace.assign(impl_->history.begin(), impl_->history.end());
-  }
+  snap.trace = impl_->history.entries();
   snap.stats = stats();
   return snap;
-}
-
-std::string CachingAllocator::summary() const {
-  const MemoryStats m = stats();
-  std::ostringstream out;
-  const std::string rule(83, '=');
-  const std::string thin(83, '-');
-  out << rule << "\n"
-      << "|                  cudakit memory summary, device " << std::setw(2) << impl_->device
-      << "                                |\n"
-      << "|  " << std::left << std::setw(79)
-      << concat("OOMs: ", m.num_ooms, "    cache flushes/retries: ", m.num_alloc_retries,
-                        "    config: ", impl_->config.to_string())
-      << "|\n"
-      << rule << "\n"
-      << "|        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  |\n"
-      << thin << "\n";
-  auto row = [&](const char* name, const StatArray& a, bool bytes) {
-    static const char* const kPools[] = {"all", "from large pool", "from small pool"};
-    const int order[] = {0, 2, 1};
-    for (int k = 0; k < 3; ++k) {
-      const Stat& s = a[order[k]];
-      auto cell = [&](std::int64_t v) {
-        return bytes ? format_bytes(static_cast<std::size_t>(std::max<std::int64_t>(v, 0)))
-                     : std::to_string(v);
-      };
-      out << "| " << std::left << std::setw(22)
-          << (k == 0 ? std::string(name) : std::string("      ") + kPools[k]) << "| "
-          << std::right << std::setw(10) << cell(s.current) << " | " << std::setw(10) << cell(s.peak)
-          << " | " << std::setw(10) << cell(s.allocated) << " | " << std::setw(10) << cell(s.freed)
-          << " |\n";
-    }
-    out << thin << "\n";
-  };
-  row("Allocated memory", m.allocated_bytes, true);
-  row("Active memory", m.active_bytes, true);
-  row("Requested memory", m.requested_bytes, true);
-  row("Reserved memory", m.reserved_bytes, true);
-  row("Non-releasable memory", m.inactive_split_bytes, true);
-  row("Allocations", m.allocation, false);
-  row("Active allocs", m.active, false);
-  row("Segments (chunks)", m.segment, false);
-  row("Non-releasable allocs", m.inactive_split, false);
-  out << rule << "\n";
-  return out.str();
 }
 
 }  // namespace cudakit::memory

@@ -66,6 +66,20 @@ T get(const json& j, const char* key, const std::string& where) {
 
 }  // namespace
 
+const char* to_string(TraceEntry::Action action) {
+  switch (action) {
+    case TraceEntry::Action::alloc: return "alloc";
+    case TraceEntry::Action::free_requested: return "free_requested";
+    case TraceEntry::Action::free_completed: return "free_completed";
+    case TraceEntry::Action::segment_alloc: return "segment_alloc";
+    case TraceEntry::Action::segment_free: return "segment_free";
+    case TraceEntry::Action::segment_map: return "segment_map";
+    case TraceEntry::Action::segment_unmap: return "segment_unmap";
+    case TraceEntry::Action::oom: return "oom";
+  }
+  return "unknown";
+}
+
 StackFrames capture_stack(int skip) {
   void* addresses[64];
   const int n = backtrace(addresses, 64);

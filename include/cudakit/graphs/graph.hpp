@@ -12,11 +12,12 @@
 // destroyed. A capture that fails releases the pool too (torch leaks it).
 
 #include <memory>
+#include <string>
 
 #include "cudakit/core/optional_stream.hpp"
 #include "cudakit/graphs/capture_error_mode.hpp"
 #include "cudakit/graphs/graph_ref.hpp"
-#include "cudakit/memory/caching_allocator.hpp"
+#include "cudakit/memory/pool_id.hpp"
 
 namespace cudakit::graphs {
 

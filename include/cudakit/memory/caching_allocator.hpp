@@ -6,7 +6,7 @@
 //
 // Thread safety: every member may be called from any thread. State is sharded per (pool,
 // stream), each shard with its own lock, so threads working on their own streams do not
-// contend (See Note [Shards and statistics]).
+// contend (See Note [Shards and statistics] in src/memory/detail/shard.hpp).
 
 #include <chrono>
 #include <cstddef>
@@ -21,59 +21,10 @@
 #include "cudakit/memory/out_of_memory_observer.hpp"
 #include "cudakit/memory/pool_id.hpp"
 #include "cudakit/memory/segment_provider.hpp"
+#include "cudakit/memory/snapshot.hpp"
 #include "cudakit/memory/stream_events.hpp"
 
 namespace cudakit::memory {
-
-// One stack frame of an allocation's context (record_memory_history).
-struct StackFrame {
-  std::string name;
-  std::string filename;
-  int line = 0;
-};
-using StackFrames = std::vector<StackFrame>;
-
-struct TraceEntry {
-  enum class Action { alloc, free_requested, free_completed, segment_alloc, segment_free,
-                      segment_map, segment_unmap, oom };
-  Action action = Action::alloc;
-  std::uintptr_t address = 0;
-  std::size_t size = 0;
-  StreamKey stream = 0;
-  std::int64_t time_us = 0;
-  std::shared_ptr<const StackFrames> frames;
-};
-[[nodiscard]] const char* to_string(TraceEntry::Action action);
-
-struct BlockSnapshot {
-  std::uintptr_t address = 0;
-  std::size_t size = 0;
-  std::size_t requested_size = 0;
-  enum class State { active_allocated, active_pending_free, inactive } state = State::inactive;
-  std::shared_ptr<const StackFrames> frames;
-};
-
-struct SegmentSnapshot {
-  int device = 0;
-  std::uintptr_t address = 0;
-  std::size_t total_size = 0;  // mapped bytes for expandable segments
-  std::size_t allocated_size = 0;
-  std::size_t active_size = 0;
-  std::size_t requested_size = 0;
-  StreamKey stream = 0;
-  bool is_small = false;  // "small" or "large" segment type
-  bool is_expandable = false;
-  PoolId pool;
-  std::vector<BlockSnapshot> blocks;
-};
-
-struct MemorySnapshot {
-  int device = 0;
-  std::vector<SegmentSnapshot> segments;
-  std::vector<TraceEntry> trace;
-  MemoryStats stats;
-  AllocatorConfig config;
-};
 
 class CachingAllocator {
  public:
@@ -121,7 +72,7 @@ class CachingAllocator {
   // the peaks of reserved bytes and, when one stream allocates, of everything else. With several
   // streams, the peak of allocated bytes may exceed the true one by at most kPeakSlackPerStream
   // per (pool, stream) that has allocated, and the other peaks are sums of per-stream peaks
-  // (See Note [Device-wide peaks]).
+  // (See Note [Device-wide peaks] in src/memory/detail/device_peaks.hpp).
   [[nodiscard]] MemoryStats stats() const;
   static constexpr std::size_t kPeakSlackPerStream = std::size_t{4} << 20;
   void reset_peak_stats();

@@ -1,14 +1,72 @@
 #pragma once
 // Memory history and snapshots (torch.cuda.memory._record_memory_history, _snapshot,
-// _dump_snapshot), written as JSON in PyTorch's snapshot schema so that `cudakit memviz` and
-// PyTorch's own viewer both read them.
+// _dump_snapshot): what a snapshot holds — segments, their blocks, the recorded trace — and the
+// functions that take one, written as JSON in PyTorch's snapshot schema so that `cudakit memviz`
+// and PyTorch's own viewer both read them. CachingAllocator::snapshot() takes one of an
+// allocator.
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
-#include "cudakit/memory/caching_allocator.hpp"
+#include "cudakit/memory/allocator_config.hpp"
+#include "cudakit/memory/memory_stats.hpp"
+#include "cudakit/memory/pool_id.hpp"
+#include "cudakit/memory/segment_provider.hpp"
 
 namespace cudakit::memory {
+
+// One stack frame of an allocation's context (record_memory_history).
+struct StackFrame {
+  std::string name;
+  std::string filename;
+  int line = 0;
+};
+using StackFrames = std::vector<StackFrame>;
+
+struct TraceEntry {
+  enum class Action { alloc, free_requested, free_completed, segment_alloc, segment_free,
+                      segment_map, segment_unmap, oom };
+  Action action = Action::alloc;
+  std::uintptr_t address = 0;
+  std::size_t size = 0;
+  StreamKey stream = 0;
+  std::int64_t time_us = 0;
+  std::shared_ptr<const StackFrames> frames;
+};
+[[nodiscard]] const char* to_string(TraceEntry::Action action);
+
+struct BlockSnapshot {
+  std::uintptr_t address = 0;
+  std::size_t size = 0;
+  std::size_t requested_size = 0;
+  enum class State { active_allocated, active_pending_free, inactive } state = State::inactive;
+  std::shared_ptr<const StackFrames> frames;
+};
+
+struct SegmentSnapshot {
+  int device = 0;
+  std::uintptr_t address = 0;
+  std::size_t total_size = 0;  // mapped bytes for expandable segments
+  std::size_t allocated_size = 0;
+  std::size_t active_size = 0;
+  std::size_t requested_size = 0;
+  StreamKey stream = 0;
+  bool is_small = false;  // "small" or "large" segment type
+  bool is_expandable = false;
+  PoolId pool;
+  std::vector<BlockSnapshot> blocks;
+};
+
+struct MemorySnapshot {
+  int device = 0;
+  std::vector<SegmentSnapshot> segments;
+  std::vector<TraceEntry> trace;
+  MemoryStats stats;
+  AllocatorConfig config;
+};
 
 // Starts (or stops) recording allocation events, each allocation with the C++ stack frames of
 // its caller, on `device` (-1: current); the last `max_entries` events are kept.
