@@ -13,6 +13,7 @@
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/log.hpp"
 #include "memory/detail/arena_table.hpp"
 #include "memory/detail/device_peaks.hpp"
 #include "memory/detail/history.hpp"
@@ -712,7 +713,7 @@ CachingAllocator::~CachingAllocator() {
       impl_->release_cached(s, true);
     } catch (const std::exception& e) {
       // Destructors never throw; at exit the runtime may already be gone.
-      std::fprintf(stderr, "cudakit: releasing cached memory failed: %s\n", e.what());
+      CUDAKIT_LOG(warning, "releasing cached memory failed: ", e.what());
     }
     leaked += s.live.size();
     for (auto& a : s.arenas) {
@@ -735,8 +736,8 @@ CachingAllocator::~CachingAllocator() {
     }
   });
   if (leaked) {
-    std::fprintf(stderr, "cudakit: caching allocator of device %d destroyed with %zu live allocation(s)\n",
-                 impl_->device, leaked);
+    CUDAKIT_LOG(warning, "caching allocator of device ", impl_->device, " destroyed with ", leaked,
+                " live allocation(s)");
   }
 }
 
