@@ -11,12 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "cudakit/core/cupti_hub.hpp"
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/graphs/kernel_annotation_registry.hpp"
 #include "cudakit/graphs/mark_kernels.hpp"
-#include "cudakit/profiler/cupti_hub.hpp"
 #include "graphs/detail/annotation_capture.hpp"
 
 // Note [Kernel annotations]
@@ -90,7 +90,7 @@ State& state() {
 }
 
 bool tools_ids_supported() { return cudakit::detail::driver().cuGraphNodeGetToolsId != nullptr; }
-bool cupti_available() { return profiler::CuptiHub::instance().available(); }
+bool cupti_available() { return CuptiHub::instance().available(); }
 
 std::optional<AnnotationMechanism> from_environment() {
   const char* value = std::getenv("CUDAKIT_ANNOTATIONS_MECHANISM");
@@ -132,7 +132,7 @@ void ensure_clone_listener() {
   State& s = state();
   std::lock_guard lock(s.mutex);
   if (s.listening) return;
-  profiler::CuptiHub::instance().add_callback_id(
+  CuptiHub::instance().add_callback_id(
       CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
       [](CUpti_CallbackDomain, CUpti_CallbackId, const void* data) { on_node_cloned(data); });
   s.listening = true;  // kept: resource callbacks cost nothing outside graph building
@@ -145,7 +145,7 @@ std::optional<std::uint64_t> node_id(AnnotationMechanism m, cudaGraphNode_t node
     return std::nullopt;
   }
   std::uint64_t id = 0;
-  if (profiler::CuptiHub::instance().get_graph_node_id(node, &id) == CUPTI_SUCCESS) return id;
+  if (CuptiHub::instance().get_graph_node_id(node, &id) == CUPTI_SUCCESS) return id;
   return std::nullopt;
 }
 
@@ -293,7 +293,7 @@ cudaGraphExec_t AnnotationCapture::instantiate(cudaGraph_t graph) {
     CUDAKIT_CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     if (annotated_.empty() || mechanism == AnnotationMechanism::none) return exec;
     // cupti: replayed ids derive from the executable graph's id and the captured nodes' ids.
-    auto& hub = profiler::CuptiHub::instance();
+    auto& hub = CuptiHub::instance();
     std::uint32_t exec_id = 0;
     if (hub.get_graph_exec_id(reinterpret_cast<CUgraphExec>(exec), &exec_id) != CUPTI_SUCCESS) {
       std::fprintf(stderr, "cudakit: cuptiGetGraphExecId failed; this graph's annotations were not recorded\n");

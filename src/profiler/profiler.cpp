@@ -3,9 +3,9 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include "cudakit/core/cupti_hub.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/profiler/chrome_trace.hpp"
-#include "cudakit/profiler/cupti_hub.hpp"
 #include "profiler/detail/activity_collector.hpp"
 
 namespace cudakit::profiler {

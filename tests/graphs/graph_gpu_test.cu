@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "cudakit/core/cupti_hub.hpp"
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/event.hpp"
@@ -24,7 +25,6 @@
 #include "cudakit/graphs/mark_kernels.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/memory/mem_pool.hpp"
-#include "cudakit/profiler/cupti_hub.hpp"
 #include "support/gpu_test.hpp"
 #include "support/kernels.hpp"
 
@@ -210,7 +210,7 @@ class GraphCaptureFailureGpu : public GraphGpu {
     EXPECT_EQ(after.allocated, before.allocated);
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   }
-  static bool cupti() { return profiler::CuptiHub::instance().available(); }
+  static bool cupti() { return CuptiHub::instance().available(); }
 };
 
 TEST_F(GraphCaptureFailureGpu, SynchronizingCallNamesTheCall) {
@@ -304,7 +304,7 @@ struct Replayed {
 class ActivityRecorder {
  public:
   void start() {
-    auto& hub = profiler::CuptiHub::instance();
+    auto& hub = CuptiHub::instance();
     listener_ = hub.add_activity_listener(
         {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMCPY},
         [this](const CUpti_Activity& r) {
@@ -323,7 +323,7 @@ class ActivityRecorder {
   }
   std::vector<Replayed> stop() {
     CUDAKIT_CHECK_CUDA(cudaDeviceSynchronize());
-    auto& hub = profiler::CuptiHub::instance();
+    auto& hub = CuptiHub::instance();
     hub.flush();
     hub.remove_activity_listener(listener_);
     std::lock_guard lock(mutex_);
@@ -343,12 +343,12 @@ class AnnotationGpu : public GraphGpu {
   void SetUp() override {
     GraphGpu::SetUp();
     if (IsSkipped()) return;
-    if (!profiler::CuptiHub::instance().available()) {
-      GTEST_SKIP() << "CUPTI unavailable: " << profiler::CuptiHub::instance().reason();
+    if (!CuptiHub::instance().available()) {
+      GTEST_SKIP() << "CUPTI unavailable: " << CuptiHub::instance().reason();
     }
   }
   void TearDown() override {
-    if (profiler::CuptiHub::instance().available()) annotations::set_annotation_mechanism(std::nullopt);
+    if (CuptiHub::instance().available()) annotations::set_annotation_mechanism(std::nullopt);
   }
 };
 
@@ -393,7 +393,7 @@ std::vector<std::string> capture_workload(Graph& g, int* x, int* y) {
 class NodeEventLog {
  public:
   NodeEventLog() {
-    listener_ = profiler::CuptiHub::instance().add_callback(
+    listener_ = CuptiHub::instance().add_callback(
         CUPTI_CB_DOMAIN_RESOURCE, [this](CUpti_CallbackDomain, CUpti_CallbackId id, const void* data) {
           if (id != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED && id != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) return;
           const auto* g = static_cast<const CUpti_GraphData*>(
@@ -403,9 +403,9 @@ class NodeEventLog {
                              static_cast<int>(g->nodeType)});
         });
   }
-  ~NodeEventLog() { profiler::CuptiHub::instance().remove_callback(listener_); }
+  ~NodeEventLog() { CuptiHub::instance().remove_callback(listener_); }
   void print() {
-    auto& hub = profiler::CuptiHub::instance();
+    auto& hub = CuptiHub::instance();
     std::lock_guard lock(mutex_);
     for (const auto& e : events_) {
       std::uint64_t id = 0, original = 0;
@@ -452,7 +452,7 @@ void check_annotations_match_activity(annotations::AnnotationMechanism mechanism
     CUDAKIT_CHECK_CUDA(cudaGraphGetNodes(g.ref().graph(), nodes.data(), &n));
     for (auto node : nodes) {
       std::uint64_t id = 0;
-      if (profiler::CuptiHub::instance().get_graph_node_id(node, &id) == CUPTI_SUCCESS) captured_ids.insert(id);
+      if (CuptiHub::instance().get_graph_node_id(node, &id) == CUPTI_SUCCESS) captured_ids.insert(id);
     }
   }
 

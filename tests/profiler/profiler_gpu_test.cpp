@@ -15,7 +15,7 @@
 #include <set>
 #include <unistd.h>
 
-#include "cudakit/profiler/cupti_hub.hpp"
+#include "cudakit/core/cupti_hub.hpp"
 #include "cudakit/profiler/profiler.hpp"
 #include "cudakit/profiler/record_function.hpp"
 #include "support/gpu_test.hpp"

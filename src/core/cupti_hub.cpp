@@ -1,4 +1,4 @@
-#include "cudakit/profiler/cupti_hub.hpp"
+#include "cudakit/core/cupti_hub.hpp"
 
 #include "cudakit/core/driver_api.hpp"
 
@@ -18,9 +18,9 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/dynamic_library.hpp"
 #include "cudakit/core/error.hpp"
-#include "profiler/detail/listener_set.hpp"
+#include "core/detail/listener_set.hpp"
 
-namespace cudakit::profiler {
+namespace cudakit {
 namespace {
 
 // Every CUPTI entry point the hub calls, resolved from the loaded libcupti (the types come from
@@ -379,4 +379,4 @@ std::uint32_t CuptiHub::current_thread_id() noexcept {
   return static_cast<std::uint32_t>(::syscall(SYS_gettid));
 }
 
-}  // namespace cudakit::profiler
+}  // namespace cudakit

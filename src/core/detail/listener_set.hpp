@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-namespace cudakit::profiler::detail {
+namespace cudakit::detail {
 
 inline thread_local int listener_dispatch_depth = 0;
 
@@ -84,4 +84,4 @@ class ListenerSet {
   int next_id_ = 1;
 };
 
-}  // namespace cudakit::profiler::detail
+}  // namespace cudakit::detail

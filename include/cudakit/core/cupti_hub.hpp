@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace cudakit::profiler {
+namespace cudakit {
 
 class CuptiHub {
  public:
@@ -70,4 +70,4 @@ class CuptiHub {
   Impl* impl_;
 };
 
-}  // namespace cudakit::profiler
+}  // namespace cudakit
