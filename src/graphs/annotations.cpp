@@ -58,7 +58,7 @@
 namespace cudakit::annotations {
 namespace {
 
-using profiler::Annotation;
+using graphs::Annotation;
 using Regions = std::vector<Annotation>;
 
 thread_local Regions t_regions;
@@ -78,7 +78,7 @@ thread_local Instantiation* t_instantiating = nullptr;
 
 struct State {
   std::mutex mutex;
-  profiler::KernelAnnotations registry;
+  graphs::KernelAnnotations registry;
   std::optional<AnnotationMechanism> forced;
   bool listening = false;
   bool warned_no_clones = false;
@@ -198,7 +198,7 @@ void set_annotation_mechanism(std::optional<AnnotationMechanism> mechanism) {
 
 bool is_available() { return annotation_mechanism() != AnnotationMechanism::none; }
 
-profiler::KernelAnnotations get_kernel_annotations() {
+graphs::KernelAnnotations get_kernel_annotations() {
   State& s = state();
   std::lock_guard lock(s.mutex);
   return s.registry;
@@ -211,7 +211,7 @@ void clear_kernel_annotations() {
 }
 
 void save_kernel_annotations(const std::string& path) {
-  profiler::save_kernel_annotations(path, get_kernel_annotations());
+  graphs::save_kernel_annotations(path, get_kernel_annotations());
 }
 
 // ---- regions ----

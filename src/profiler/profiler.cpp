@@ -86,7 +86,7 @@ const TraceEvents& Profiler::events() const { return collector_->events(); }
 void Profiler::clear() { collector_->clear(); }
 
 void Profiler::export_chrome_trace(const std::string& path,
-                                   const KernelAnnotations* annotations) const {
+                                   const graphs::KernelAnnotations* annotations) const {
   if (running_)
     throw StateError("Profiler::export_chrome_trace", "stop() the profiler before exporting");
   write_chrome_trace(path, events(), annotations);

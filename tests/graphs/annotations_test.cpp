@@ -16,7 +16,7 @@ namespace {
 
 using namespace cudakit;
 using annotations::mark_kernels;
-using profiler::Annotation;
+using graphs::Annotation;
 
 TEST(AnnotationRegions, StringIsShorthandForName) {
   mark_kernels region("attention");
@@ -87,18 +87,18 @@ TEST(AnnotationRegistry, SavedJsonIsTheDocumentedForm) {
   std::filesystem::remove(path);
 
   // The shape captures produce: one object per enclosing region, outermost first.
-  profiler::KernelAnnotations recorded;
+  graphs::KernelAnnotations recorded;
   {
     mark_kernels outer("attention");
     recorded[17] = annotations::current_regions();
     mark_kernels inner({{"name", "mlp"}, {"layer", 3}});
     recorded[18] = annotations::current_regions();
   }
-  const auto json = nlohmann::json::parse(profiler::kernel_annotations_to_json(recorded));
+  const auto json = nlohmann::json::parse(graphs::kernel_annotations_to_json(recorded));
   EXPECT_EQ(json, nlohmann::json::parse(R"({"17": [{"name": "attention"}],
                                            "18": [{"name": "attention"}, {"name": "mlp", "layer": 3}]})"));
-  EXPECT_EQ(profiler::kernel_annotations_from_json(json.dump()), recorded);
-  const Annotation merged = profiler::merged_annotation(recorded, 18);
+  EXPECT_EQ(graphs::kernel_annotations_from_json(json.dump()), recorded);
+  const Annotation merged = graphs::merged_annotation(recorded, 18);
   EXPECT_EQ(std::get<std::string>(merged.at("name")), "mlp");
 }
 

@@ -353,10 +353,10 @@ class AnnotationGpu : public GraphGpu {
 };
 
 using annotations::mark_kernels;
-using profiler::Annotation;
+using graphs::Annotation;
 
-std::string merged_name(const profiler::KernelAnnotations& all, std::uint64_t node) {
-  const Annotation merged = profiler::merged_annotation(all, node);
+std::string merged_name(const graphs::KernelAnnotations& all, std::uint64_t node) {
+  const Annotation merged = graphs::merged_annotation(all, node);
   auto it = merged.find("name");
   return it == merged.end() ? "-" : std::get<std::string>(it->second);
 }
@@ -492,7 +492,7 @@ void check_annotations_match_activity(annotations::AnnotationMechanism mechanism
     }
   }
   annotations::save_kernel_annotations("/tmp/cudakit_annotations_test.json");
-  EXPECT_EQ(profiler::load_kernel_annotations("/tmp/cudakit_annotations_test.json"), recorded);
+  EXPECT_EQ(graphs::load_kernel_annotations("/tmp/cudakit_annotations_test.json"), recorded);
   g.reset();
   memory::deallocate(x);
   memory::deallocate(y);

@@ -24,6 +24,7 @@
 namespace cudakit::profiler {
 namespace {
 
+using graphs::KernelAnnotations;
 using testing::launch_empty;
 using testing::launch_fill_bytes;
 using testing::launch_spin;

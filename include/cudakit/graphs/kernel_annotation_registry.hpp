@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "cudakit/profiler/kernel_annotations.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 
 namespace cudakit::annotations {
 
@@ -36,10 +36,10 @@ void set_annotation_mechanism(std::optional<AnnotationMechanism> mechanism);
 [[nodiscard]] bool is_available();
 
 // A copy of every annotation recorded so far.
-[[nodiscard]] profiler::KernelAnnotations get_kernel_annotations();
+[[nodiscard]] graphs::KernelAnnotations get_kernel_annotations();
 // Forgets them.
 void clear_kernel_annotations();
-// The registry in the JSON form beside a trace (profiler::save_kernel_annotations).
+// The registry in the JSON form beside a trace (graphs::save_kernel_annotations).
 void save_kernel_annotations(const std::string& path);
 
 }  // namespace cudakit::annotations

@@ -6,7 +6,7 @@
 //   annotations::mark_kernels mlp({{"name", "mlp"}, {"layer", 3}});
 //
 // Regions nest: a node gets one annotation object per enclosing region, outermost first, so
-// merging them (profiler::merged_annotation) lets the inner region win per key and keeps the
+// merging them (graphs::merged_annotation) lets the inner region win per key and keeps the
 // outer region's other keys. Regions are per thread. Outside a capture with annotations enabled
 // a region is allowed and records nothing.
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cudakit/profiler/kernel_annotations.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 
 namespace cudakit::annotations {
 
@@ -22,21 +22,21 @@ class mark_kernels {
  public:
   // {"name": name}.
   explicit mark_kernels(std::string name);
-  explicit mark_kernels(profiler::Annotation fields);
+  explicit mark_kernels(graphs::Annotation fields);
   // mark_kernels({{"name", "mlp"}, {"layer", 3}}): preferred over the overloads above for a
   // braced list, which a one-pair list would otherwise make ambiguous.
-  mark_kernels(std::initializer_list<profiler::Annotation::value_type> fields);
+  mark_kernels(std::initializer_list<graphs::Annotation::value_type> fields);
   ~mark_kernels();
   mark_kernels(const mark_kernels&) = delete;
   mark_kernels& operator=(const mark_kernels&) = delete;
 
  private:
-  void enter(profiler::Annotation fields);
+  void enter(graphs::Annotation fields);
 };
 
 // The calling thread's open regions, outermost first (what a node captured now would get).
-[[nodiscard]] const std::vector<profiler::Annotation>& current_regions() noexcept;
+[[nodiscard]] const std::vector<graphs::Annotation>& current_regions() noexcept;
 // Those regions merged: inner regions win per key.
-[[nodiscard]] profiler::Annotation current_annotation();
+[[nodiscard]] graphs::Annotation current_annotation();
 
 }  // namespace cudakit::annotations
