@@ -40,7 +40,7 @@ graphs::Graph chain(int kernels, int* counter, unsigned long long spin_ns, bool 
   graphs::Graph g;
   graphs::GraphCapture capture(g, {.enable_annotations = annotate});
   for (int i = 0; i < kernels; ++i) {
-    annotations::mark_kernels region({{"name", "k"}, {"index", i}});
+    graphs::mark_kernels region({{"name", "k"}, {"index", i}});
     if (spin_ns) spin<<<1, 1, 0, capture.stream().handle()>>>(spin_ns);
     else bump<<<1, 1, 0, capture.stream().handle()>>>(counter);
   }
@@ -140,10 +140,10 @@ int main() {
     {
       graphs::GraphCapture capture(seed, {.enable_annotations = true});
       {
-        annotations::mark_kernels region("attention");
+        graphs::mark_kernels region("attention");
         y = tensor::matmul(x, x.t());
       }
-      annotations::mark_kernels region({{"name", "mlp"}, {"layer", 3}});
+      graphs::mark_kernels region({{"name", "mlp"}, {"layer", 3}});
       z = tensor::matmul(tensor::relu(y), x);
     }
     replay_gpu_ms(seed, stream, 5);

@@ -57,11 +57,11 @@ inline int run_graph_annotations(const std::filesystem::path& out_dir, std::ostr
   {
     graphs::GraphCapture capture(g, {.enable_annotations = true});
     {
-      annotations::mark_kernels attention("attention");
+      graphs::mark_kernels attention("attention");
       y = matmul(x, x.t());
     }
     {
-      annotations::mark_kernels mlp({{"name", "mlp"}, {"layer", 3}});
+      graphs::mark_kernels mlp({{"name", "mlp"}, {"layer", 3}});
       z = matmul(relu(y), x);
     }
   }
@@ -71,7 +71,7 @@ inline int run_graph_annotations(const std::filesystem::path& out_dir, std::ostr
   synchronize();
   prof.stop();
 
-  const graphs::KernelAnnotations annotations = annotations::get_kernel_annotations();
+  const graphs::KernelAnnotations annotations = graphs::get_kernel_annotations();
   const auto trace = (out_dir / "trace.json").string();
   const auto saved = (out_dir / "annotations.json").string();
   const auto annotated = (out_dir / "trace_annotated.json").string();
@@ -92,7 +92,7 @@ inline int run_graph_annotations(const std::filesystem::path& out_dir, std::ostr
     ++row.names[k.name.substr(0, 60)];
   }
   out << "Graph replay profiled with " << annotations.size() << " annotated node(s) (mechanism: "
-      << annotations::to_string(annotations::annotation_mechanism()) << "); "
+      << graphs::to_string(graphs::annotation_mechanism()) << "); "
       << merged.annotated_events << " trace event(s) annotated.\n\n"
       << std::left << std::setw(28) << "annotation" << std::right << std::setw(9) << "kernels"
       << std::setw(12) << "GPU us" << "   kernel names\n";

@@ -348,12 +348,12 @@ class AnnotationGpu : public GraphGpu {
     }
   }
   void TearDown() override {
-    if (CuptiHub::instance().available()) annotations::set_annotation_mechanism(std::nullopt);
+    if (CuptiHub::instance().available()) graphs::set_annotation_mechanism(std::nullopt);
   }
 };
 
-using annotations::mark_kernels;
 using graphs::Annotation;
+using graphs::mark_kernels;
 
 std::string merged_name(const graphs::KernelAnnotations& all, std::uint64_t node) {
   const Annotation merged = graphs::merged_annotation(all, node);
@@ -427,17 +427,17 @@ class NodeEventLog {
   std::vector<Entry> events_;
 };
 
-void check_annotations_match_activity(annotations::AnnotationMechanism mechanism) {
-  annotations::set_annotation_mechanism(mechanism);
-  annotations::clear_kernel_annotations();
+void check_annotations_match_activity(graphs::AnnotationMechanism mechanism) {
+  graphs::set_annotation_mechanism(mechanism);
+  graphs::clear_kernel_annotations();
   int* x = static_cast<int*>(memory::allocate(sizeof(int) * kN));
   int* y = static_cast<int*>(memory::allocate(sizeof(int) * kN));
   Graph g;
   NodeEventLog node_events;
   const auto expected = capture_workload(g, x, y);
-  const auto recorded = annotations::get_kernel_annotations();
+  const auto recorded = graphs::get_kernel_annotations();
   for (const auto& [node, list] : recorded) {
-    std::printf("[ annotations/%s ] recorded node %llu -> %s\n", annotations::to_string(mechanism),
+    std::printf("[ annotations/%s ] recorded node %llu -> %s\n", graphs::to_string(mechanism),
                 static_cast<unsigned long long>(node), merged_name(recorded, node).c_str());
   }
   // 5 kernels, a memset and a memcpy are in regions: every mechanism annotates all three kinds.
@@ -472,7 +472,7 @@ void check_annotations_match_activity(annotations::AnnotationMechanism mechanism
     from_captured += captured_ids.count(r.node) ? 1 : 0;
     EXPECT_EQ(merged_name(recorded, r.node), want) << r.kind << " node " << r.node;
     std::printf("[ annotations/%s ] %-6s node %-8llu -> %s (recorded: %s)\n",
-                annotations::to_string(mechanism), r.kind.c_str(),
+                graphs::to_string(mechanism), r.kind.c_str(),
                 static_cast<unsigned long long>(r.node), want.c_str(), merged_name(recorded, r.node).c_str());
   }
   EXPECT_EQ(kernel, expected.size());
@@ -481,8 +481,8 @@ void check_annotations_match_activity(annotations::AnnotationMechanism mechanism
   EXPECT_EQ(memcpys, 1) << "the memcpy node's record";
   std::printf("[ annotations/%s ] replayed records carrying a captured node's CUPTI id: %d of %zu "
               "(the rest carry the executable clone's id)\n",
-              annotations::to_string(mechanism), from_captured, replayed.size());
-  if (mechanism == annotations::AnnotationMechanism::cupti) EXPECT_EQ(from_captured, 0);
+              graphs::to_string(mechanism), from_captured, replayed.size());
+  if (mechanism == graphs::AnnotationMechanism::cupti) EXPECT_EQ(from_captured, 0);
   // The nested region's node keeps both objects, outermost first.
   for (const auto& [node, list] : recorded) {
     if (merged_name(recorded, node) == "softmax") {
@@ -491,7 +491,7 @@ void check_annotations_match_activity(annotations::AnnotationMechanism mechanism
       EXPECT_EQ(std::get<std::int64_t>(list[1].at("layer")), 3);
     }
   }
-  annotations::save_kernel_annotations("/tmp/cudakit_annotations_test.json");
+  graphs::save_kernel_annotations("/tmp/cudakit_annotations_test.json");
   EXPECT_EQ(graphs::load_kernel_annotations("/tmp/cudakit_annotations_test.json"), recorded);
   g.reset();
   memory::deallocate(x);
@@ -500,7 +500,7 @@ void check_annotations_match_activity(annotations::AnnotationMechanism mechanism
 
 TEST_F(AnnotationGpu, CuptiIdsMatchReplayedActivity) {
   StreamGuard on(stream());
-  check_annotations_match_activity(annotations::AnnotationMechanism::cupti);
+  check_annotations_match_activity(graphs::AnnotationMechanism::cupti);
 }
 
 TEST_F(AnnotationGpu, ToolsIdsMatchReplayedActivity) {
@@ -508,12 +508,12 @@ TEST_F(AnnotationGpu, ToolsIdsMatchReplayedActivity) {
     GTEST_SKIP() << "the driver has no cuGraphNodeGetToolsId (CUDA < 13.1); the CUPTI path covers it";
   }
   StreamGuard on(stream());
-  check_annotations_match_activity(annotations::AnnotationMechanism::tools_id);
+  check_annotations_match_activity(graphs::AnnotationMechanism::tools_id);
 }
 
 TEST_F(AnnotationGpu, NothingRecordedWithoutEnable) {
   StreamGuard on(stream());
-  annotations::clear_kernel_annotations();
+  graphs::clear_kernel_annotations();
   Graph g;
   {
     GraphCapture capture(g);
@@ -521,9 +521,9 @@ TEST_F(AnnotationGpu, NothingRecordedWithoutEnable) {
     cudakit::testing::launch_empty(capture.stream().handle());
   }
   g.replay();
-  EXPECT_TRUE(annotations::get_kernel_annotations().empty());
+  EXPECT_TRUE(graphs::get_kernel_annotations().empty());
   std::printf("[ annotations ] mechanism in use by default: %s\n",
-              annotations::to_string(annotations::annotation_mechanism()));
+              graphs::to_string(graphs::annotation_mechanism()));
 }
 
 // ---- timings ----

@@ -38,7 +38,7 @@ class AnnotationCapture {
  private:
   cudaStream_t stream_;
   std::unordered_set<cudaGraphNode_t> seen_;
-  std::unordered_map<cudaGraphNode_t, std::vector<graphs::Annotation>> annotated_;
+  std::unordered_map<cudaGraphNode_t, std::vector<Annotation>> annotated_;
 };
 
 }  // namespace cudakit::graphs::detail
