@@ -1,4 +1,4 @@
-#include "core/detail/cufile_api.hpp"
+#include "cudakit/core/detail/cufile_api.hpp"
 
 #include "cudakit/core/runtime_info.hpp"
 

@@ -1,4 +1,4 @@
-#include "core/detail/cupti_api.hpp"
+#include "cudakit/core/detail/cupti_api.hpp"
 
 #include "cudakit/core/detail/concat.hpp"
 

@@ -15,8 +15,8 @@
 #include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/cupti_api.hpp"
 #include "cudakit/core/error.hpp"
-#include "core/detail/cupti_api.hpp"
 #include "core/detail/listener_set.hpp"
 
 namespace cudakit {

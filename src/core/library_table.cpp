@@ -1,4 +1,4 @@
-#include "core/detail/library_table.hpp"
+#include "cudakit/core/detail/library_table.hpp"
 
 #include "cudakit/core/detail/concat.hpp"
 

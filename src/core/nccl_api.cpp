@@ -1,4 +1,4 @@
-#include "core/detail/nccl_api.hpp"
+#include "cudakit/core/detail/nccl_api.hpp"
 
 #include "cudakit/core/detail/concat.hpp"
 

@@ -1,4 +1,4 @@
-#include "core/detail/nvml_api.hpp"
+#include "cudakit/core/detail/nvml_api.hpp"
 
 namespace cudakit::detail {
 

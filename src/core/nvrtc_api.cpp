@@ -1,4 +1,4 @@
-#include "core/detail/nvrtc_api.hpp"
+#include "cudakit/core/detail/nvrtc_api.hpp"
 
 #include "cudakit/core/detail/concat.hpp"
 

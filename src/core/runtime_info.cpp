@@ -6,14 +6,14 @@
 #include <cuda_runtime_api.h>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/cufile_api.hpp"
+#include "cudakit/core/detail/cupti_api.hpp"
+#include "cudakit/core/detail/nccl_api.hpp"
+#include "cudakit/core/detail/nvml_api.hpp"
+#include "cudakit/core/detail/nvrtc_api.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/version.hpp"
-#include "core/detail/cufile_api.hpp"
-#include "core/detail/cupti_api.hpp"
-#include "core/detail/nccl_api.hpp"
-#include "core/detail/nvml_api.hpp"
-#include "core/detail/nvrtc_api.hpp"
 
 namespace cudakit {
 

@@ -1,4 +1,4 @@
-#include "core/detail/text_file.hpp"
+#include "cudakit/core/detail/text_file.hpp"
 
 #include <cerrno>
 #include <cstdio>

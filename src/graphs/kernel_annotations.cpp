@@ -4,9 +4,9 @@
 #include <limits>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/text_file.hpp"
 #include "cudakit/core/error.hpp"
-#include "core/detail/text_file.hpp"
-#include "graphs/detail/annotation_json.hpp"
+#include "cudakit/graphs/detail/annotation_json.hpp"
 
 namespace cudakit::graphs {
 namespace {

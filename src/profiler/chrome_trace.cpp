@@ -9,7 +9,7 @@
 #include <variant>
 
 #include "cudakit/core/detail/concat.hpp"
-#include "core/detail/text_file.hpp"
+#include "cudakit/core/detail/text_file.hpp"
 #include "profiler/detail/json_writer.hpp"
 
 namespace cudakit::profiler {

@@ -4,10 +4,10 @@
 // they work together in one process — CUPTI allows a single subscriber, and PyTorch's profiler
 // and annotations conflict over it.
 //
-// libcupti is loaded at run time, through its table (src/core/detail/cupti_api.hpp): binaries
-// start where it is absent, and available() says so. All members are thread-safe. Callbacks run
-// on the thread that made the CUDA call (or CUPTI's worker thread for activity buffers) and must
-// not call back into the hub.
+// libcupti is loaded at run time, through its table (cudakit/core/detail/cupti_api.hpp):
+// binaries start where it is absent, and available() says so. All members are thread-safe.
+// Callbacks run on the thread that made the CUDA call (or CUPTI's worker thread for activity
+// buffers) and must not call back into the hub.
 
 #include <cupti.h>
 

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <string>
 
-#include "core/detail/text_file.hpp"
+#include "cudakit/core/detail/text_file.hpp"
 
 namespace cudakit::memory::detail {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "cudakit/core/detail/nvml_api.hpp"
 #include "cudakit/core/device.hpp"
-#include "core/detail/nvml_api.hpp"
 #include "support/gpu_test.hpp"
 
 namespace cudakit::detail {

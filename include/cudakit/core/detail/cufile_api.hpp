@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "core/detail/library_table.hpp"
+#include "cudakit/core/detail/library_table.hpp"
 
 namespace cudakit::detail {
 

@@ -4,7 +4,7 @@
 
 #include <nvrtc.h>
 
-#include "core/detail/library_table.hpp"
+#include "cudakit/core/detail/library_table.hpp"
 
 namespace cudakit::detail {
 

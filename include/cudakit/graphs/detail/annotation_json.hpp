@@ -1,7 +1,7 @@
 #pragma once
 // nlohmann::json forms of annotation values, shared by kernel_annotations.cpp and the profiler's
-// offline trace merge (nlohmann is private to the library, so these stay out of the public
-// headers).
+// offline trace merge: the graph layer's interface to the layer above, hence here. nlohmann is
+// private to the library, so no header a program includes includes this one.
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 // NVML's entry points, loaded at run time, for device utilization, temperature, power and
 // clocks. See Note [Optional library tables].
 
-#include "core/detail/library_table.hpp"
+#include "cudakit/core/detail/library_table.hpp"
 
 namespace cudakit::detail {
 

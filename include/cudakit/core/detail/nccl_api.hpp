@@ -3,7 +3,7 @@
 
 #include <nccl.h>
 
-#include "core/detail/library_table.hpp"
+#include "cudakit/core/detail/library_table.hpp"
 
 namespace cudakit::detail {
 
