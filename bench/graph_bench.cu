@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "cudakit/core/cupti_hub.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/event.hpp"
 #include "cudakit/core/stream.hpp"
@@ -14,7 +15,6 @@
 #include "cudakit/graphs/graph_capture.hpp"
 #include "cudakit/graphs/mark_kernels.hpp"
 #include "cudakit/memory/device_allocator.hpp"
-#include "cudakit/profiler/cupti_hub.hpp"
 #include "cudakit/profiler/profiler.hpp"
 #include "cudakit/random/distributions.hpp"
 #include "cudakit/tensor/elementwise.hpp"
@@ -40,7 +40,7 @@ graphs::Graph chain(int kernels, int* counter, unsigned long long spin_ns, bool 
   graphs::Graph g;
   graphs::GraphCapture capture(g, {.enable_annotations = annotate});
   for (int i = 0; i < kernels; ++i) {
-    annotations::mark_kernels region({{"name", "k"}, {"index", i}});
+    graphs::mark_kernels region({{"name", "k"}, {"index", i}});
     if (spin_ns) spin<<<1, 1, 0, capture.stream().handle()>>>(spin_ns);
     else bump<<<1, 1, 0, capture.stream().handle()>>>(counter);
   }
@@ -112,7 +112,7 @@ int main() {
   std::printf("20 replays x 200 kernels: %.3f ms plain, %.3f ms annotated (%+.2f%%)\n", without, with,
               (with / without - 1) * 100);
 
-  if (profiler::CuptiHub::instance().available()) {
+  if (CuptiHub::instance().available()) {
     for (unsigned long long ns : {0ull, 10'000ull, 50'000ull}) {
       graphs::Graph g = chain(1000, counter, ns, false);
       replay_gpu_ms(g, stream, 1);
@@ -140,10 +140,10 @@ int main() {
     {
       graphs::GraphCapture capture(seed, {.enable_annotations = true});
       {
-        annotations::mark_kernels region("attention");
+        graphs::mark_kernels region("attention");
         y = tensor::matmul(x, x.t());
       }
-      annotations::mark_kernels region({{"name", "mlp"}, {"layer", 3}});
+      graphs::mark_kernels region({{"name", "mlp"}, {"layer", 3}});
       z = tensor::matmul(tensor::relu(y), x);
     }
     replay_gpu_ms(seed, stream, 5);
@@ -160,7 +160,7 @@ int main() {
     std::printf("profiling 100 replays of the seed workflow's graph: %8.3f ms -> %8.3f ms (%+.1f%%)\n", base,
                 profiled, (profiled / base - 1) * 100);
   } else {
-    std::printf("profiler overhead: CUPTI unavailable (%s)\n", profiler::CuptiHub::instance().reason().c_str());
+    std::printf("profiler overhead: CUPTI unavailable (%s)\n", CuptiHub::instance().reason().c_str());
   }
   memory::deallocate(counter);
   return 0;

@@ -17,7 +17,7 @@
 
 namespace {
 
-using cudakit::profiler::KernelAnnotations;
+using cudakit::graphs::KernelAnnotations;
 using cudakit::profiler::TraceEvents;
 
 const TraceEvents& events_of(std::size_t kernels) {

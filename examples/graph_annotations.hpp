@@ -16,8 +16,8 @@
 #include "cudakit/graphs/graph.hpp"
 #include "cudakit/graphs/graph_capture.hpp"
 #include "cudakit/graphs/kernel_annotation_registry.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 #include "cudakit/graphs/mark_kernels.hpp"
-#include "cudakit/profiler/kernel_annotations.hpp"
 #include "cudakit/profiler/profiler.hpp"
 #include "cudakit/profiler/trace_merge.hpp"
 #include "cudakit/random/distributions.hpp"
@@ -26,7 +26,7 @@
 
 namespace cudakit::examples {
 
-inline std::string describe(const profiler::Annotation& a) {
+inline std::string describe(const graphs::Annotation& a) {
   std::string out;
   for (const auto& [key, value] : a) {
     if (!out.empty()) out += ", ";
@@ -57,11 +57,11 @@ inline int run_graph_annotations(const std::filesystem::path& out_dir, std::ostr
   {
     graphs::GraphCapture capture(g, {.enable_annotations = true});
     {
-      annotations::mark_kernels attention("attention");
+      graphs::mark_kernels attention("attention");
       y = matmul(x, x.t());
     }
     {
-      annotations::mark_kernels mlp({{"name", "mlp"}, {"layer", 3}});
+      graphs::mark_kernels mlp({{"name", "mlp"}, {"layer", 3}});
       z = matmul(relu(y), x);
     }
   }
@@ -71,12 +71,12 @@ inline int run_graph_annotations(const std::filesystem::path& out_dir, std::ostr
   synchronize();
   prof.stop();
 
-  const profiler::KernelAnnotations annotations = annotations::get_kernel_annotations();
+  const graphs::KernelAnnotations annotations = graphs::get_kernel_annotations();
   const auto trace = (out_dir / "trace.json").string();
   const auto saved = (out_dir / "annotations.json").string();
   const auto annotated = (out_dir / "trace_annotated.json").string();
   prof.export_chrome_trace(trace);
-  profiler::save_kernel_annotations(saved, annotations);
+  graphs::save_kernel_annotations(saved, annotations);
   const auto merged = profiler::merge_trace_annotation_files(trace, saved, annotated);
 
   struct Row { int kernels = 0; double us = 0; std::map<std::string, int> names; };
@@ -84,7 +84,7 @@ inline int run_graph_annotations(const std::filesystem::path& out_dir, std::ostr
   int unannotated = 0;
   for (const auto& k : prof.events().kernels) {
     if (k.graph_node_id == 0) continue;  // not from the replay
-    const std::string region = describe(profiler::merged_annotation(annotations, k.graph_node_id));
+    const std::string region = describe(graphs::merged_annotation(annotations, k.graph_node_id));
     if (region == "(none)") ++unannotated;
     Row& row = by_region[region];
     ++row.kernels;
@@ -92,7 +92,7 @@ inline int run_graph_annotations(const std::filesystem::path& out_dir, std::ostr
     ++row.names[k.name.substr(0, 60)];
   }
   out << "Graph replay profiled with " << annotations.size() << " annotated node(s) (mechanism: "
-      << annotations::to_string(annotations::annotation_mechanism()) << "); "
+      << graphs::to_string(graphs::annotation_mechanism()) << "); "
       << merged.annotated_events << " trace event(s) annotated.\n\n"
       << std::left << std::setw(28) << "annotation" << std::right << std::setw(9) << "kernels"
       << std::setw(12) << "GPU us" << "   kernel names\n";

@@ -6,7 +6,10 @@
 
 namespace cudakit {
 
-DynamicLibrary::DynamicLibrary(std::initializer_list<const char*> names) noexcept {
+DynamicLibrary::DynamicLibrary(std::initializer_list<const char*> names) noexcept
+    : DynamicLibrary(std::span<const char* const>(names.begin(), names.size())) {}
+
+DynamicLibrary::DynamicLibrary(std::span<const char* const> names) noexcept {
   for (const char* name : names) {
     handle_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (handle_ != nullptr) {

@@ -1,14 +1,18 @@
 #include "cudakit/core/runtime_info.hpp"
 
-#include <optional>
+#include <utility>
 
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/cufile_api.hpp"
+#include "cudakit/core/detail/cupti_api.hpp"
+#include "cudakit/core/detail/nccl_api.hpp"
+#include "cudakit/core/detail/nvml_api.hpp"
+#include "cudakit/core/detail/nvrtc_api.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/driver_api.hpp"
-#include "cudakit/core/dynamic_library.hpp"
 #include "cudakit/version.hpp"
 
 namespace cudakit {
@@ -37,12 +41,11 @@ std::string format_cuda_version(int version) {
 }
 
 namespace {
-// An optional library's version as `read` finds it, or where loading it failed.
-template <class Read>
-ComponentVersion probe_library(const char* component, std::initializer_list<const char*> names, Read read) {
-  DynamicLibrary lib(names);
-  const std::optional<std::string> version = lib.is_loaded() ? read(lib) : std::nullopt;
-  return {component, version.value_or(""), lib.description()};
+// An optional library's row: its version, and the file that loaded or why none did.
+ComponentVersion library_row(const detail::LibraryStatus& status) {
+  std::string version = status.version;
+  if (status.loaded && version.empty()) version = "unknown";
+  return {status.library, std::move(version), status.loaded ? status.file : status.reason};
 }
 }  // namespace
 
@@ -59,32 +62,11 @@ std::vector<ComponentVersion> component_versions() {
   cublasGetProperty(MINOR_VERSION, &minor);
   cublasGetProperty(PATCH_LEVEL, &patch);
   out.push_back({"cuBLAS", detail::concat(major, ".", minor, ".", patch), "libcublas"});
-  using Version = std::optional<std::string>;
-  out.push_back(probe_library("NVRTC", {"libnvrtc.so.13", "libnvrtc.so"}, [](const DynamicLibrary& l) -> Version {
-    int a = 0, b = 0;
-    auto get = l.function<int (*)(int*, int*)>("nvrtcVersion");
-    if (get && get(&a, &b) == 0) return detail::concat(a, ".", b);
-    return std::nullopt;
-  }));
-  out.push_back(probe_library("NCCL", {"libnccl.so.2", "libnccl.so"}, [](const DynamicLibrary& l) -> Version {
-    int v = 0;
-    auto get = l.function<int (*)(int*)>("ncclGetVersion");
-    // NCCL encodes 2.28.9 as 22809.
-    if (get && get(&v) == 0) return detail::concat(v / 10000, ".", (v % 10000) / 100, ".", v % 100);
-    return std::nullopt;
-  }));
-  out.push_back(probe_library("CUPTI", {"libcupti.so.13", "libcupti.so"}, [](const DynamicLibrary& l) -> Version {
-    unsigned v = 0;
-    auto get = l.function<int (*)(unsigned*)>("cuptiGetVersion");
-    if (get && get(&v) == 0) return detail::concat("API ", v);
-    return std::nullopt;
-  }));
-  out.push_back(probe_library("cuFile", {"libcufile.so.0", "libcufile.so"}, [](const DynamicLibrary& l) -> Version {
-    int v = 0;
-    auto get = l.function<int (*)(int*)>("cuFileGetVersion");
-    if (get && get(&v) == 0) return format_cuda_version(v);
-    return std::nullopt;
-  }));
+  out.push_back(library_row(detail::nvrtc_api().status));
+  out.push_back(library_row(detail::nccl_api().status));
+  out.push_back(library_row(detail::cupti_api().status));
+  out.push_back(library_row(detail::cufile_api().status));
+  out.push_back(library_row(detail::nvml_api().status));
   return out;
 }
 
@@ -99,11 +81,11 @@ std::vector<FeatureSupport> feature_support() {
                  : drv.loaded ? "driver older than CUDA 13.1; annotations fall back to CUPTI ids"
                               : "no CUDA driver"});
   {
-    DynamicLibrary cufile({"libcufile.so.0", "libcufile.so"});
-    out.push_back({"GPUDirect Storage (cuFile)", cufile.is_loaded() && have_gpu,
-                   cufile.is_loaded() ? (have_gpu ? "libcufile loads; nvidia-fs not checked"
-                                                  : no_gpu)
-                                      : "libcufile not found"});
+    const detail::LibraryStatus& cufile = detail::cufile_api().status;
+    out.push_back({"GPUDirect Storage (cuFile)", cufile.loaded && have_gpu,
+                   !cufile.loaded ? cufile.reason
+                   : have_gpu     ? "libcufile loads; nvidia-fs not checked"
+                                  : no_gpu});
   }
   {
     bool green = drv.cuGreenCtxCreate != nullptr && drv.cuDevSmResourceSplitByCount != nullptr;

@@ -11,12 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "cudakit/core/cupti_hub.hpp"
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/graphs/kernel_annotation_registry.hpp"
 #include "cudakit/graphs/mark_kernels.hpp"
-#include "cudakit/profiler/cupti_hub.hpp"
 #include "graphs/detail/annotation_capture.hpp"
 
 // Note [Kernel annotations]
@@ -55,14 +55,13 @@
 // run for memset and memcpy on that driver (clone ids 701 and 707 against replayed 700 and 701,
 // notes/graphs.md), so it is used only for tools ids (cuGraphNodeGetToolsId on the clone).
 
-namespace cudakit::annotations {
+namespace cudakit::graphs {
 namespace {
 
-using profiler::Annotation;
 using Regions = std::vector<Annotation>;
 
 thread_local Regions t_regions;
-thread_local graphs::detail::AnnotationCapture* t_active = nullptr;
+thread_local detail::AnnotationCapture* t_active = nullptr;
 
 // One cudaGraphInstantiate of an annotated graph, on the calling thread.
 struct Instantiation {
@@ -78,7 +77,7 @@ thread_local Instantiation* t_instantiating = nullptr;
 
 struct State {
   std::mutex mutex;
-  profiler::KernelAnnotations registry;
+  KernelAnnotations registry;
   std::optional<AnnotationMechanism> forced;
   bool listening = false;
   bool warned_no_clones = false;
@@ -90,7 +89,7 @@ State& state() {
 }
 
 bool tools_ids_supported() { return cudakit::detail::driver().cuGraphNodeGetToolsId != nullptr; }
-bool cupti_available() { return profiler::CuptiHub::instance().available(); }
+bool cupti_available() { return CuptiHub::instance().available(); }
 
 std::optional<AnnotationMechanism> from_environment() {
   const char* value = std::getenv("CUDAKIT_ANNOTATIONS_MECHANISM");
@@ -132,7 +131,7 @@ void ensure_clone_listener() {
   State& s = state();
   std::lock_guard lock(s.mutex);
   if (s.listening) return;
-  profiler::CuptiHub::instance().add_callback_id(
+  CuptiHub::instance().add_callback_id(
       CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
       [](CUpti_CallbackDomain, CUpti_CallbackId, const void* data) { on_node_cloned(data); });
   s.listening = true;  // kept: resource callbacks cost nothing outside graph building
@@ -145,7 +144,7 @@ std::optional<std::uint64_t> node_id(AnnotationMechanism m, cudaGraphNode_t node
     return std::nullopt;
   }
   std::uint64_t id = 0;
-  if (profiler::CuptiHub::instance().get_graph_node_id(node, &id) == CUPTI_SUCCESS) return id;
+  if (CuptiHub::instance().get_graph_node_id(node, &id) == CUPTI_SUCCESS) return id;
   return std::nullopt;
 }
 
@@ -196,9 +195,9 @@ void set_annotation_mechanism(std::optional<AnnotationMechanism> mechanism) {
   s.forced = mechanism;
 }
 
-bool is_available() { return annotation_mechanism() != AnnotationMechanism::none; }
+bool annotations_available() { return annotation_mechanism() != AnnotationMechanism::none; }
 
-profiler::KernelAnnotations get_kernel_annotations() {
+KernelAnnotations get_kernel_annotations() {
   State& s = state();
   std::lock_guard lock(s.mutex);
   return s.registry;
@@ -211,7 +210,7 @@ void clear_kernel_annotations() {
 }
 
 void save_kernel_annotations(const std::string& path) {
-  profiler::save_kernel_annotations(path, get_kernel_annotations());
+  save_kernel_annotations(path, get_kernel_annotations());
 }
 
 // ---- regions ----
@@ -221,12 +220,12 @@ mark_kernels::mark_kernels(Annotation fields) { enter(std::move(fields)); }
 mark_kernels::mark_kernels(std::initializer_list<Annotation::value_type> fields) { enter(Annotation(fields)); }
 
 void mark_kernels::enter(Annotation fields) {
-  if (auto* capture = graphs::detail::AnnotationCapture::active()) capture->attribute_new_nodes();
+  if (auto* capture = detail::AnnotationCapture::active()) capture->attribute_new_nodes();
   t_regions.push_back(std::move(fields));
 }
 
 mark_kernels::~mark_kernels() {
-  if (auto* capture = graphs::detail::AnnotationCapture::active()) capture->attribute_new_nodes();
+  if (auto* capture = detail::AnnotationCapture::active()) capture->attribute_new_nodes();
   t_regions.pop_back();
 }
 
@@ -240,12 +239,9 @@ Annotation current_annotation() {
   return merged;
 }
 
-}  // namespace cudakit::annotations
+}  // namespace cudakit::graphs
 
 namespace cudakit::graphs::detail {
-
-using annotations::AnnotationMechanism;
-using annotations::t_active;
 
 AnnotationCapture::AnnotationCapture(cudaStream_t stream) : stream_(stream) { t_active = this; }
 
@@ -268,11 +264,11 @@ void AnnotationCapture::attribute_new_nodes() noexcept {
   if (cudaGraphGetNodes(graph, nullptr, &count) != cudaSuccess || count == seen_.size()) return;
   std::vector<cudaGraphNode_t> nodes(count);
   if (cudaGraphGetNodes(graph, nodes.data(), &count) != cudaSuccess) return;
-  const auto& regions = annotations::t_regions;
+  const auto& regions = t_regions;
   try {
     for (cudaGraphNode_t node : nodes) {
       if (!seen_.insert(node).second || regions.empty()) continue;
-      const std::optional<cudaGraphNodeType> type = annotations::annotated_type(node);
+      const std::optional<cudaGraphNodeType> type = annotated_type(node);
       if (!type) continue;
       annotated_.emplace(node, regions);
     }
@@ -288,18 +284,18 @@ void AnnotationCapture::finish() noexcept {
 
 cudaGraphExec_t AnnotationCapture::instantiate(cudaGraph_t graph) {
   cudaGraphExec_t exec = nullptr;
-  const AnnotationMechanism mechanism = annotations::annotation_mechanism();
+  const AnnotationMechanism mechanism = annotation_mechanism();
   if (annotated_.empty() || mechanism != AnnotationMechanism::tools_id) {
     CUDAKIT_CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     if (annotated_.empty() || mechanism == AnnotationMechanism::none) return exec;
     // cupti: replayed ids derive from the executable graph's id and the captured nodes' ids.
-    auto& hub = profiler::CuptiHub::instance();
+    auto& hub = CuptiHub::instance();
     std::uint32_t exec_id = 0;
     if (hub.get_graph_exec_id(reinterpret_cast<CUgraphExec>(exec), &exec_id) != CUPTI_SUCCESS) {
       std::fprintf(stderr, "cudakit: cuptiGetGraphExecId failed; this graph's annotations were not recorded\n");
       return exec;
     }
-    annotations::State& s = annotations::state();
+    State& s = state();
     std::lock_guard lock(s.mutex);
     for (const auto& [node, regions] : annotated_) {
       std::uint64_t captured_id = 0;
@@ -309,17 +305,17 @@ cudaGraphExec_t AnnotationCapture::instantiate(cudaGraph_t graph) {
     }
     return exec;
   }
-  annotations::ensure_clone_listener();
-  annotations::Instantiation inst{&annotated_, {}};
-  annotations::t_instantiating = &inst;
+  ensure_clone_listener();
+  Instantiation inst{&annotated_, {}};
+  t_instantiating = &inst;
   const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
-  annotations::t_instantiating = nullptr;
+  t_instantiating = nullptr;
   CUDAKIT_CHECK_CUDA(status);
 
-  annotations::State& s = annotations::state();
+  State& s = state();
   std::lock_guard lock(s.mutex);
   for (const auto& c : inst.clones) {
-    if (auto id = annotations::node_id(mechanism, c.clone)) s.registry.insert_or_assign(*id, *c.regions);
+    if (auto id = node_id(mechanism, c.clone)) s.registry.insert_or_assign(*id, *c.regions);
   }
   if (inst.clones.empty() && !std::exchange(s.warned_no_clones, true)) {
     std::fprintf(stderr, "cudakit: CUPTI reported no cloned graph nodes while instantiating an "

@@ -8,7 +8,7 @@
 #include <thread>
 #include <utility>
 
-#include "cudakit/profiler/cupti_hub.hpp"
+#include "cudakit/core/cupti_hub.hpp"
 
 namespace cudakit::graphs::detail {
 namespace {
@@ -85,7 +85,7 @@ CaptureFailureWatch::CaptureFailureWatch() {
     subscribe = m.watches++ == 0;
   }
   if (!subscribe) return;
-  auto& hub = profiler::CuptiHub::instance();
+  auto& hub = CuptiHub::instance();
   if (!hub.available()) return;
   const int id = hub.add_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
                                   [](CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
@@ -103,7 +103,7 @@ CaptureFailureWatch::~CaptureFailureWatch() {
     if (--m.watches == 0) listener = std::exchange(m.listener, -1);
   }
   // Unsubscribed when no capture runs: the runtime-API domain costs every call a callback.
-  if (listener >= 0) profiler::CuptiHub::instance().remove_callback(listener);
+  if (listener >= 0) CuptiHub::instance().remove_callback(listener);
 }
 
 std::optional<FailedCall> CaptureFailureWatch::culprit() const {

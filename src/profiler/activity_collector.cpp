@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
-#include "cudakit/profiler/cupti_hub.hpp"
+#include "cudakit/core/cupti_hub.hpp"
 #include "profiler/detail/activity_records.hpp"
 
 namespace cudakit::profiler::detail {

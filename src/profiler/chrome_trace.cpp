@@ -9,7 +9,7 @@
 #include <variant>
 
 #include "cudakit/core/detail/concat.hpp"
-#include "profiler/detail/json_file.hpp"
+#include "cudakit/core/detail/text_file.hpp"
 #include "profiler/detail/json_writer.hpp"
 
 namespace cudakit::profiler {
@@ -36,16 +36,17 @@ namespace cudakit::profiler {
 namespace {
 
 using detail::JsonBuffer;
+using graphs::Annotation;
 
 constexpr std::uint32_t kNoStream = std::numeric_limits<std::uint32_t>::max();
 
 // Per-event annotation overrides, prepared once per node id. See Note [Chrome trace layout].
 class AnnotationIndex {
  public:
-  AnnotationIndex(const KernelAnnotations* annotations) {
+  AnnotationIndex(const graphs::KernelAnnotations* annotations) {
     if (annotations == nullptr) return;
     for (const auto& [node, list] : *annotations) {
-      Annotation merged = merged_annotation(*annotations, node);
+      Annotation merged = graphs::merged_annotation(*annotations, node);
       if (!merged.empty()) by_node_.emplace(node, std::move(merged));
     }
   }
@@ -228,7 +229,7 @@ void write_device_op(TraceWriter& trace, const AnnotationIndex& annotations,
 
 }  // namespace
 
-std::string chrome_trace_json(const TraceEvents& events, const KernelAnnotations* annotations) {
+std::string chrome_trace_json(const TraceEvents& events, const graphs::KernelAnnotations* annotations) {
   const AnnotationIndex annotation_index(annotations);
   const std::uint64_t base_ns = earliest_start(events);
   const std::uint64_t pid = events.process_id;
@@ -336,8 +337,8 @@ std::string chrome_trace_json(const TraceEvents& events, const KernelAnnotations
 }
 
 void write_chrome_trace(const std::string& path, const TraceEvents& events,
-                        const KernelAnnotations* annotations) {
-  detail::write_text_file(path, chrome_trace_json(events, annotations), "write_chrome_trace");
+                        const graphs::KernelAnnotations* annotations) {
+  cudakit::detail::write_text_file(path, chrome_trace_json(events, annotations), "write_chrome_trace");
 }
 
 }  // namespace cudakit::profiler

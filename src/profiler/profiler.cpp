@@ -3,9 +3,9 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include "cudakit/core/cupti_hub.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/profiler/chrome_trace.hpp"
-#include "cudakit/profiler/cupti_hub.hpp"
 #include "profiler/detail/activity_collector.hpp"
 
 namespace cudakit::profiler {
@@ -86,7 +86,7 @@ const TraceEvents& Profiler::events() const { return collector_->events(); }
 void Profiler::clear() { collector_->clear(); }
 
 void Profiler::export_chrome_trace(const std::string& path,
-                                   const KernelAnnotations* annotations) const {
+                                   const graphs::KernelAnnotations* annotations) const {
   if (running_)
     throw StateError("Profiler::export_chrome_trace", "stop() the profiler before exporting");
   write_chrome_trace(path, events(), annotations);

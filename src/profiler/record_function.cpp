@@ -1,6 +1,6 @@
 #include "cudakit/profiler/record_function.hpp"
 
-#include "cudakit/profiler/cupti_hub.hpp"
+#include "cudakit/core/cupti_hub.hpp"
 #include "profiler/detail/activity_collector.hpp"
 
 namespace cudakit::profiler {

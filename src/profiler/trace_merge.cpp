@@ -3,9 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/text_file.hpp"
 #include "cudakit/core/error.hpp"
-#include "profiler/detail/annotation_json.hpp"
-#include "profiler/detail/json_file.hpp"
+#include "cudakit/graphs/detail/annotation_json.hpp"
 
 namespace cudakit::profiler {
 namespace {
@@ -16,7 +16,7 @@ constexpr const char* kApi = "merge_trace_annotations";
   throw InvalidArgumentError(kApi, cudakit::detail::concat(source, ": ", what));
 }
 
-TraceMergeResult merge(std::string_view trace_json, const KernelAnnotations& annotations,
+TraceMergeResult merge(std::string_view trace_json, const graphs::KernelAnnotations& annotations,
                        std::string_view source) {
   nlohmann::json trace;
   try {
@@ -37,8 +37,8 @@ TraceMergeResult merge(std::string_view trace_json, const KernelAnnotations& ann
   std::map<std::uint64_t, nlohmann::json> fields;
   for (const auto& [node, list] : annotations) {
     nlohmann::json merged = nlohmann::json::object();
-    for (const auto& [key, value] : merged_annotation(annotations, node))
-      merged[key] = detail::annotation_value_json(value);
+    for (const auto& [key, value] : graphs::merged_annotation(annotations, node))
+      merged[key] = graphs::detail::annotation_value_json(value);
     if (!merged.empty()) fields.emplace(node, std::move(merged));
   }
 
@@ -74,17 +74,17 @@ TraceMergeResult merge(std::string_view trace_json, const KernelAnnotations& ann
 }  // namespace
 
 TraceMergeResult merge_trace_annotations(std::string_view trace_json,
-                                         const KernelAnnotations& annotations) {
+                                         const graphs::KernelAnnotations& annotations) {
   return merge(trace_json, annotations, "trace");
 }
 
 TraceMergeResult merge_trace_annotation_files(const std::string& trace_path,
                                               const std::string& annotations_path,
                                               const std::string& output_path) {
-  const KernelAnnotations annotations = load_kernel_annotations(annotations_path);
+  const graphs::KernelAnnotations annotations = graphs::load_kernel_annotations(annotations_path);
   TraceMergeResult result =
-      merge(detail::read_text_file(trace_path, kApi), annotations, trace_path);
-  detail::write_text_file(output_path, result.json, kApi);
+      merge(cudakit::detail::read_text_file(trace_path, kApi), annotations, trace_path);
+  cudakit::detail::write_text_file(output_path, result.json, kApi);
   return result;
 }
 

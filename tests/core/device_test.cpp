@@ -53,9 +53,10 @@ TEST(RuntimeInfo, ReportsEveryComponentAndFeature) {
   std::vector<std::string> names;
   for (const auto& c : components) names.push_back(c.name);
   for (const char* expected :
-       {"cudakit", "CUDA driver", "CUDA runtime", "cuBLAS", "NVRTC", "NCCL", "CUPTI", "cuFile"}) {
+       {"cudakit", "CUDA driver", "CUDA runtime", "cuBLAS", "NVRTC", "NCCL", "CUPTI", "cuFile", "NVML"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   }
+  for (const auto& c : components) EXPECT_FALSE(c.detail.empty()) << c.name;  // where, or why not
   EXPECT_EQ(components[2].version.substr(0, 3), "13.");  // the runtime we link
   const auto features = cudakit::feature_support();
   EXPECT_EQ(features.size(), 5u);

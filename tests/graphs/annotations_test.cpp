@@ -15,71 +15,71 @@
 namespace {
 
 using namespace cudakit;
-using annotations::mark_kernels;
-using profiler::Annotation;
+using graphs::Annotation;
+using graphs::mark_kernels;
 
 TEST(AnnotationRegions, StringIsShorthandForName) {
   mark_kernels region("attention");
-  ASSERT_EQ(annotations::current_regions().size(), 1u);
-  EXPECT_EQ(annotations::current_annotation(), (Annotation{{"name", std::string("attention")}}));
+  ASSERT_EQ(graphs::current_regions().size(), 1u);
+  EXPECT_EQ(graphs::current_annotation(), (Annotation{{"name", std::string("attention")}}));
 }
 
 TEST(AnnotationRegions, FieldsKeepTheirTypes) {
   mark_kernels region({{"name", "mlp"}, {"layer", 3}, {"scale", 0.5}});
-  const Annotation a = annotations::current_annotation();
+  const Annotation a = graphs::current_annotation();
   EXPECT_EQ(std::get<std::string>(a.at("name")), "mlp");
   EXPECT_EQ(std::get<std::int64_t>(a.at("layer")), 3);
   EXPECT_EQ(std::get<double>(a.at("scale")), 0.5);
 }
 
 TEST(AnnotationRegions, InnerWinsPerKeyOuterKeysKept) {
-  EXPECT_TRUE(annotations::current_regions().empty());
+  EXPECT_TRUE(graphs::current_regions().empty());
   {
     mark_kernels outer({{"name", "block"}, {"layer", 1}, {"phase", "forward"}});
     {
       mark_kernels inner({{"name", "attention"}, {"layer", 2}});
       // A node captured here gets both objects, outermost first.
-      ASSERT_EQ(annotations::current_regions().size(), 2u);
-      EXPECT_EQ(std::get<std::string>(annotations::current_regions()[0].at("name")), "block");
-      const Annotation merged = annotations::current_annotation();
+      ASSERT_EQ(graphs::current_regions().size(), 2u);
+      EXPECT_EQ(std::get<std::string>(graphs::current_regions()[0].at("name")), "block");
+      const Annotation merged = graphs::current_annotation();
       EXPECT_EQ(std::get<std::string>(merged.at("name")), "attention");
       EXPECT_EQ(std::get<std::int64_t>(merged.at("layer")), 2);
       EXPECT_EQ(std::get<std::string>(merged.at("phase")), "forward");
       {
         mark_kernels innermost("softmax");
-        EXPECT_EQ(std::get<std::string>(annotations::current_annotation().at("name")), "softmax");
-        EXPECT_EQ(std::get<std::int64_t>(annotations::current_annotation().at("layer")), 2);
+        EXPECT_EQ(std::get<std::string>(graphs::current_annotation().at("name")), "softmax");
+        EXPECT_EQ(std::get<std::int64_t>(graphs::current_annotation().at("layer")), 2);
       }
-      EXPECT_EQ(std::get<std::string>(annotations::current_annotation().at("name")), "attention");
+      EXPECT_EQ(std::get<std::string>(graphs::current_annotation().at("name")), "attention");
     }
-    const Annotation after = annotations::current_annotation();
+    const Annotation after = graphs::current_annotation();
     EXPECT_EQ(std::get<std::string>(after.at("name")), "block");
     EXPECT_EQ(std::get<std::int64_t>(after.at("layer")), 1);
   }
-  EXPECT_TRUE(annotations::current_regions().empty());
-  EXPECT_TRUE(annotations::current_annotation().empty());
+  EXPECT_TRUE(graphs::current_regions().empty());
+  EXPECT_TRUE(graphs::current_annotation().empty());
 }
 
 TEST(AnnotationRegions, RegionsArePerThread) {
   mark_kernels here("main");
   std::size_t seen_elsewhere = 99;
-  std::thread([&] { seen_elsewhere = annotations::current_regions().size(); }).join();
+  std::thread([&] { seen_elsewhere = graphs::current_regions().size(); }).join();
   EXPECT_EQ(seen_elsewhere, 0u);
 }
 
 TEST(AnnotationRegistry, RegionOutsideCaptureRecordsNothing) {
-  annotations::clear_kernel_annotations();
+  graphs::clear_kernel_annotations();
   {
     mark_kernels region("not captured");
     mark_kernels nested({{"layer", 7}});
   }
-  EXPECT_TRUE(annotations::get_kernel_annotations().empty());
+  EXPECT_TRUE(graphs::get_kernel_annotations().empty());
 }
 
 TEST(AnnotationRegistry, SavedJsonIsTheDocumentedForm) {
-  annotations::clear_kernel_annotations();
+  graphs::clear_kernel_annotations();
   const auto path = std::filesystem::temp_directory_path() / "cudakit_graph_annotations_empty.json";
-  annotations::save_kernel_annotations(path.string());
+  graphs::save_kernel_annotations(path.string());
   std::ifstream in(path);
   const auto parsed = nlohmann::json::parse(in);
   EXPECT_TRUE(parsed.is_object());
@@ -87,45 +87,45 @@ TEST(AnnotationRegistry, SavedJsonIsTheDocumentedForm) {
   std::filesystem::remove(path);
 
   // The shape captures produce: one object per enclosing region, outermost first.
-  profiler::KernelAnnotations recorded;
+  graphs::KernelAnnotations recorded;
   {
     mark_kernels outer("attention");
-    recorded[17] = annotations::current_regions();
+    recorded[17] = graphs::current_regions();
     mark_kernels inner({{"name", "mlp"}, {"layer", 3}});
-    recorded[18] = annotations::current_regions();
+    recorded[18] = graphs::current_regions();
   }
-  const auto json = nlohmann::json::parse(profiler::kernel_annotations_to_json(recorded));
+  const auto json = nlohmann::json::parse(graphs::kernel_annotations_to_json(recorded));
   EXPECT_EQ(json, nlohmann::json::parse(R"({"17": [{"name": "attention"}],
                                            "18": [{"name": "attention"}, {"name": "mlp", "layer": 3}]})"));
-  EXPECT_EQ(profiler::kernel_annotations_from_json(json.dump()), recorded);
-  const Annotation merged = profiler::merged_annotation(recorded, 18);
+  EXPECT_EQ(graphs::kernel_annotations_from_json(json.dump()), recorded);
+  const Annotation merged = graphs::merged_annotation(recorded, 18);
   EXPECT_EQ(std::get<std::string>(merged.at("name")), "mlp");
 }
 
 TEST(AnnotationMechanismChoice, NamesAndEnvironment) {
-  EXPECT_STREQ(annotations::to_string(annotations::AnnotationMechanism::tools_id), "tools_id");
-  EXPECT_STREQ(annotations::to_string(annotations::AnnotationMechanism::cupti), "cupti");
-  EXPECT_STREQ(annotations::to_string(annotations::AnnotationMechanism::none), "none");
+  EXPECT_STREQ(graphs::to_string(graphs::AnnotationMechanism::tools_id), "tools_id");
+  EXPECT_STREQ(graphs::to_string(graphs::AnnotationMechanism::cupti), "cupti");
+  EXPECT_STREQ(graphs::to_string(graphs::AnnotationMechanism::none), "none");
 
   ::setenv("CUDAKIT_ANNOTATIONS_MECHANISM", "none", 1);
-  EXPECT_EQ(annotations::annotation_mechanism(), annotations::AnnotationMechanism::none);
-  EXPECT_FALSE(annotations::is_available());
+  EXPECT_EQ(graphs::annotation_mechanism(), graphs::AnnotationMechanism::none);
+  EXPECT_FALSE(graphs::annotations_available());
   ::unsetenv("CUDAKIT_ANNOTATIONS_MECHANISM");
 
   // Forcing `none` always works and wins over the environment; nullopt goes back to automatic.
-  annotations::set_annotation_mechanism(annotations::AnnotationMechanism::none);
-  EXPECT_EQ(annotations::annotation_mechanism(), annotations::AnnotationMechanism::none);
-  annotations::set_annotation_mechanism(std::nullopt);
-  EXPECT_EQ(annotations::is_available(),
-            annotations::annotation_mechanism() != annotations::AnnotationMechanism::none);
+  graphs::set_annotation_mechanism(graphs::AnnotationMechanism::none);
+  EXPECT_EQ(graphs::annotation_mechanism(), graphs::AnnotationMechanism::none);
+  graphs::set_annotation_mechanism(std::nullopt);
+  EXPECT_EQ(graphs::annotations_available(),
+            graphs::annotation_mechanism() != graphs::AnnotationMechanism::none);
 }
 
 TEST(AnnotationMechanismChoice, ForcingAnUnusableMechanismSaysWhy) {
-  if (annotations::annotation_mechanism() != annotations::AnnotationMechanism::none) {
+  if (graphs::annotation_mechanism() != graphs::AnnotationMechanism::none) {
     GTEST_SKIP() << "CUPTI is available here: every forced mechanism but tools_id may work";
   }
   try {
-    annotations::set_annotation_mechanism(annotations::AnnotationMechanism::cupti);
+    graphs::set_annotation_mechanism(graphs::AnnotationMechanism::cupti);
     FAIL() << "forcing cupti without CUPTI must throw";
   } catch (const StateError& e) {
     EXPECT_NE(std::string(e.what()).find("CUPTI is not available"), std::string::npos) << e.what();

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "cudakit/core/cupti_hub.hpp"
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/event.hpp"
@@ -24,7 +25,6 @@
 #include "cudakit/graphs/mark_kernels.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/memory/mem_pool.hpp"
-#include "cudakit/profiler/cupti_hub.hpp"
 #include "support/gpu_test.hpp"
 #include "support/kernels.hpp"
 
@@ -210,7 +210,7 @@ class GraphCaptureFailureGpu : public GraphGpu {
     EXPECT_EQ(after.allocated, before.allocated);
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   }
-  static bool cupti() { return profiler::CuptiHub::instance().available(); }
+  static bool cupti() { return CuptiHub::instance().available(); }
 };
 
 TEST_F(GraphCaptureFailureGpu, SynchronizingCallNamesTheCall) {
@@ -304,7 +304,7 @@ struct Replayed {
 class ActivityRecorder {
  public:
   void start() {
-    auto& hub = profiler::CuptiHub::instance();
+    auto& hub = CuptiHub::instance();
     listener_ = hub.add_activity_listener(
         {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMCPY},
         [this](const CUpti_Activity& r) {
@@ -323,7 +323,7 @@ class ActivityRecorder {
   }
   std::vector<Replayed> stop() {
     CUDAKIT_CHECK_CUDA(cudaDeviceSynchronize());
-    auto& hub = profiler::CuptiHub::instance();
+    auto& hub = CuptiHub::instance();
     hub.flush();
     hub.remove_activity_listener(listener_);
     std::lock_guard lock(mutex_);
@@ -343,20 +343,20 @@ class AnnotationGpu : public GraphGpu {
   void SetUp() override {
     GraphGpu::SetUp();
     if (IsSkipped()) return;
-    if (!profiler::CuptiHub::instance().available()) {
-      GTEST_SKIP() << "CUPTI unavailable: " << profiler::CuptiHub::instance().reason();
+    if (!CuptiHub::instance().available()) {
+      GTEST_SKIP() << "CUPTI unavailable: " << CuptiHub::instance().reason();
     }
   }
   void TearDown() override {
-    if (profiler::CuptiHub::instance().available()) annotations::set_annotation_mechanism(std::nullopt);
+    if (CuptiHub::instance().available()) graphs::set_annotation_mechanism(std::nullopt);
   }
 };
 
-using annotations::mark_kernels;
-using profiler::Annotation;
+using graphs::Annotation;
+using graphs::mark_kernels;
 
-std::string merged_name(const profiler::KernelAnnotations& all, std::uint64_t node) {
-  const Annotation merged = profiler::merged_annotation(all, node);
+std::string merged_name(const graphs::KernelAnnotations& all, std::uint64_t node) {
+  const Annotation merged = graphs::merged_annotation(all, node);
   auto it = merged.find("name");
   return it == merged.end() ? "-" : std::get<std::string>(it->second);
 }
@@ -393,7 +393,7 @@ std::vector<std::string> capture_workload(Graph& g, int* x, int* y) {
 class NodeEventLog {
  public:
   NodeEventLog() {
-    listener_ = profiler::CuptiHub::instance().add_callback(
+    listener_ = CuptiHub::instance().add_callback(
         CUPTI_CB_DOMAIN_RESOURCE, [this](CUpti_CallbackDomain, CUpti_CallbackId id, const void* data) {
           if (id != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED && id != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) return;
           const auto* g = static_cast<const CUpti_GraphData*>(
@@ -403,9 +403,9 @@ class NodeEventLog {
                              static_cast<int>(g->nodeType)});
         });
   }
-  ~NodeEventLog() { profiler::CuptiHub::instance().remove_callback(listener_); }
+  ~NodeEventLog() { CuptiHub::instance().remove_callback(listener_); }
   void print() {
-    auto& hub = profiler::CuptiHub::instance();
+    auto& hub = CuptiHub::instance();
     std::lock_guard lock(mutex_);
     for (const auto& e : events_) {
       std::uint64_t id = 0, original = 0;
@@ -427,17 +427,17 @@ class NodeEventLog {
   std::vector<Entry> events_;
 };
 
-void check_annotations_match_activity(annotations::AnnotationMechanism mechanism) {
-  annotations::set_annotation_mechanism(mechanism);
-  annotations::clear_kernel_annotations();
+void check_annotations_match_activity(graphs::AnnotationMechanism mechanism) {
+  graphs::set_annotation_mechanism(mechanism);
+  graphs::clear_kernel_annotations();
   int* x = static_cast<int*>(memory::allocate(sizeof(int) * kN));
   int* y = static_cast<int*>(memory::allocate(sizeof(int) * kN));
   Graph g;
   NodeEventLog node_events;
   const auto expected = capture_workload(g, x, y);
-  const auto recorded = annotations::get_kernel_annotations();
+  const auto recorded = graphs::get_kernel_annotations();
   for (const auto& [node, list] : recorded) {
-    std::printf("[ annotations/%s ] recorded node %llu -> %s\n", annotations::to_string(mechanism),
+    std::printf("[ annotations/%s ] recorded node %llu -> %s\n", graphs::to_string(mechanism),
                 static_cast<unsigned long long>(node), merged_name(recorded, node).c_str());
   }
   // 5 kernels, a memset and a memcpy are in regions: every mechanism annotates all three kinds.
@@ -452,7 +452,7 @@ void check_annotations_match_activity(annotations::AnnotationMechanism mechanism
     CUDAKIT_CHECK_CUDA(cudaGraphGetNodes(g.ref().graph(), nodes.data(), &n));
     for (auto node : nodes) {
       std::uint64_t id = 0;
-      if (profiler::CuptiHub::instance().get_graph_node_id(node, &id) == CUPTI_SUCCESS) captured_ids.insert(id);
+      if (CuptiHub::instance().get_graph_node_id(node, &id) == CUPTI_SUCCESS) captured_ids.insert(id);
     }
   }
 
@@ -472,7 +472,7 @@ void check_annotations_match_activity(annotations::AnnotationMechanism mechanism
     from_captured += captured_ids.count(r.node) ? 1 : 0;
     EXPECT_EQ(merged_name(recorded, r.node), want) << r.kind << " node " << r.node;
     std::printf("[ annotations/%s ] %-6s node %-8llu -> %s (recorded: %s)\n",
-                annotations::to_string(mechanism), r.kind.c_str(),
+                graphs::to_string(mechanism), r.kind.c_str(),
                 static_cast<unsigned long long>(r.node), want.c_str(), merged_name(recorded, r.node).c_str());
   }
   EXPECT_EQ(kernel, expected.size());
@@ -481,8 +481,8 @@ void check_annotations_match_activity(annotations::AnnotationMechanism mechanism
   EXPECT_EQ(memcpys, 1) << "the memcpy node's record";
   std::printf("[ annotations/%s ] replayed records carrying a captured node's CUPTI id: %d of %zu "
               "(the rest carry the executable clone's id)\n",
-              annotations::to_string(mechanism), from_captured, replayed.size());
-  if (mechanism == annotations::AnnotationMechanism::cupti) EXPECT_EQ(from_captured, 0);
+              graphs::to_string(mechanism), from_captured, replayed.size());
+  if (mechanism == graphs::AnnotationMechanism::cupti) EXPECT_EQ(from_captured, 0);
   // The nested region's node keeps both objects, outermost first.
   for (const auto& [node, list] : recorded) {
     if (merged_name(recorded, node) == "softmax") {
@@ -491,8 +491,8 @@ void check_annotations_match_activity(annotations::AnnotationMechanism mechanism
       EXPECT_EQ(std::get<std::int64_t>(list[1].at("layer")), 3);
     }
   }
-  annotations::save_kernel_annotations("/tmp/cudakit_annotations_test.json");
-  EXPECT_EQ(profiler::load_kernel_annotations("/tmp/cudakit_annotations_test.json"), recorded);
+  graphs::save_kernel_annotations("/tmp/cudakit_annotations_test.json");
+  EXPECT_EQ(graphs::load_kernel_annotations("/tmp/cudakit_annotations_test.json"), recorded);
   g.reset();
   memory::deallocate(x);
   memory::deallocate(y);
@@ -500,7 +500,7 @@ void check_annotations_match_activity(annotations::AnnotationMechanism mechanism
 
 TEST_F(AnnotationGpu, CuptiIdsMatchReplayedActivity) {
   StreamGuard on(stream());
-  check_annotations_match_activity(annotations::AnnotationMechanism::cupti);
+  check_annotations_match_activity(graphs::AnnotationMechanism::cupti);
 }
 
 TEST_F(AnnotationGpu, ToolsIdsMatchReplayedActivity) {
@@ -508,12 +508,12 @@ TEST_F(AnnotationGpu, ToolsIdsMatchReplayedActivity) {
     GTEST_SKIP() << "the driver has no cuGraphNodeGetToolsId (CUDA < 13.1); the CUPTI path covers it";
   }
   StreamGuard on(stream());
-  check_annotations_match_activity(annotations::AnnotationMechanism::tools_id);
+  check_annotations_match_activity(graphs::AnnotationMechanism::tools_id);
 }
 
 TEST_F(AnnotationGpu, NothingRecordedWithoutEnable) {
   StreamGuard on(stream());
-  annotations::clear_kernel_annotations();
+  graphs::clear_kernel_annotations();
   Graph g;
   {
     GraphCapture capture(g);
@@ -521,9 +521,9 @@ TEST_F(AnnotationGpu, NothingRecordedWithoutEnable) {
     cudakit::testing::launch_empty(capture.stream().handle());
   }
   g.replay();
-  EXPECT_TRUE(annotations::get_kernel_annotations().empty());
+  EXPECT_TRUE(graphs::get_kernel_annotations().empty());
   std::printf("[ annotations ] mechanism in use by default: %s\n",
-              annotations::to_string(annotations::annotation_mechanism()));
+              graphs::to_string(graphs::annotation_mechanism()));
 }
 
 // ---- timings ----

@@ -18,6 +18,7 @@ namespace cudakit::profiler {
 namespace {
 
 using detail::synthetic_events;
+using graphs::KernelAnnotations;
 using detail::synthetic_node_id;
 
 std::vector<nlohmann::json> of_category(const nlohmann::json& trace, const std::string& cat) {

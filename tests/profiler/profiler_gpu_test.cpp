@@ -15,7 +15,7 @@
 #include <set>
 #include <unistd.h>
 
-#include "cudakit/profiler/cupti_hub.hpp"
+#include "cudakit/core/cupti_hub.hpp"
 #include "cudakit/profiler/profiler.hpp"
 #include "cudakit/profiler/record_function.hpp"
 #include "support/gpu_test.hpp"
@@ -24,6 +24,7 @@
 namespace cudakit::profiler {
 namespace {
 
+using graphs::KernelAnnotations;
 using testing::launch_empty;
 using testing::launch_fill_bytes;
 using testing::launch_spin;

@@ -12,11 +12,15 @@
 #include <unistd.h>
 
 #include "cudakit/core/error.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 #include "cudakit/profiler/trace_merge.hpp"
 #include "support/paths.hpp"
 
 namespace cudakit::profiler {
 namespace {
+
+using graphs::KernelAnnotations;
+using graphs::load_kernel_annotations;
 
 std::string fixture(const char* name) {
   return testing::test_data_dir() + "/profiler/" + name;

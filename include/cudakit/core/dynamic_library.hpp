@@ -1,8 +1,11 @@
 #pragma once
 // DynamicLibrary: an optional shared library loaded at run time (cuFile, CUPTI, NCCL where a
-// feature must not make the build or the start depend on it).
+// feature must not make the build or the start depend on it). cudakit's own optional libraries
+// are reached through their tables, built on it (See Note [Optional library tables] in
+// cudakit/core/detail/library_table.hpp).
 
 #include <initializer_list>
+#include <span>
 #include <string>
 
 namespace cudakit {
@@ -12,6 +15,7 @@ class DynamicLibrary {
   // Tries each name in turn (e.g. {"libcufile.so.0", "libcufile.so"}); is_loaded() says whether
   // one succeeded. Never throws.
   explicit DynamicLibrary(std::initializer_list<const char*> names) noexcept;
+  explicit DynamicLibrary(std::span<const char* const> names) noexcept;
   // Leaves the library loaded: See Note [Libraries stay loaded].
   ~DynamicLibrary();
   DynamicLibrary(const DynamicLibrary&) = delete;

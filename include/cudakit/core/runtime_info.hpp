@@ -20,7 +20,9 @@ struct FeatureSupport {
   std::string detail;  // why not, or which mechanism
 };
 
-// cudakit, the CUDA driver and runtime, cuBLAS, NVRTC, NCCL, CUPTI, cuFile.
+// cudakit, the CUDA driver and runtime, cuBLAS, NVRTC, NCCL, CUPTI, cuFile, NVML. An optional
+// library that is absent has an empty version and says why in `detail` (the names tried and the
+// loader's error, or the entry points it lacks).
 [[nodiscard]] std::vector<ComponentVersion> component_versions();
 // Graph-node tools ids (cudaGraphNodeGetToolsId), GPUDirect Storage, green contexts,
 // virtual memory management (expandable segments), IPC events.

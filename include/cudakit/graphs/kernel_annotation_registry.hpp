@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
-#include "cudakit/profiler/kernel_annotations.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 
-namespace cudakit::annotations {
+namespace cudakit::graphs {
 
 enum class AnnotationMechanism {
   // cuGraphNodeGetToolsId on the executable graph's nodes (CUDA >= 13.1 drivers).
@@ -32,14 +32,16 @@ enum class AnnotationMechanism {
 // Forces `mechanism` (nullopt: back to automatic). Annotations recorded so far are kept.
 // @throws StateError when the mechanism cannot work here (no tools ids, no CUPTI).
 void set_annotation_mechanism(std::optional<AnnotationMechanism> mechanism);
-// True when captures with enable_annotations record anything (mechanism != none).
-[[nodiscard]] bool is_available();
+// True when captures with enable_annotations record anything (mechanism != none): torch's
+// graph_annotations.is_available(), named apart from cudakit::is_available() (is there a device).
+[[nodiscard]] bool annotations_available();
 
 // A copy of every annotation recorded so far.
-[[nodiscard]] profiler::KernelAnnotations get_kernel_annotations();
+[[nodiscard]] KernelAnnotations get_kernel_annotations();
 // Forgets them.
 void clear_kernel_annotations();
-// The registry in the JSON form beside a trace (profiler::save_kernel_annotations).
+// The registry in the JSON form beside a trace: save_kernel_annotations(path,
+// get_kernel_annotations()), the overload of kernel_annotations.hpp. @throws as that one.
 void save_kernel_annotations(const std::string& path);
 
-}  // namespace cudakit::annotations
+}  // namespace cudakit::graphs

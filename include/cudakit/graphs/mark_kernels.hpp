@@ -2,11 +2,11 @@
 // mark_kernels: a RAII region of a graph capture whose kernel, memcpy and memset nodes receive
 // an annotation (torch.cuda.graph_annotations.mark_kernels).
 //
-//   annotations::mark_kernels attention("attention");                   // {"name": "attention"}
-//   annotations::mark_kernels mlp({{"name", "mlp"}, {"layer", 3}});
+//   graphs::mark_kernels attention("attention");                   // {"name": "attention"}
+//   graphs::mark_kernels mlp({{"name", "mlp"}, {"layer", 3}});
 //
 // Regions nest: a node gets one annotation object per enclosing region, outermost first, so
-// merging them (profiler::merged_annotation) lets the inner region win per key and keeps the
+// merging them (merged_annotation) lets the inner region win per key and keeps the
 // outer region's other keys. Regions are per thread. Outside a capture with annotations enabled
 // a region is allowed and records nothing.
 
@@ -14,29 +14,29 @@
 #include <string>
 #include <vector>
 
-#include "cudakit/profiler/kernel_annotations.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 
-namespace cudakit::annotations {
+namespace cudakit::graphs {
 
 class mark_kernels {
  public:
   // {"name": name}.
   explicit mark_kernels(std::string name);
-  explicit mark_kernels(profiler::Annotation fields);
+  explicit mark_kernels(Annotation fields);
   // mark_kernels({{"name", "mlp"}, {"layer", 3}}): preferred over the overloads above for a
   // braced list, which a one-pair list would otherwise make ambiguous.
-  mark_kernels(std::initializer_list<profiler::Annotation::value_type> fields);
+  mark_kernels(std::initializer_list<Annotation::value_type> fields);
   ~mark_kernels();
   mark_kernels(const mark_kernels&) = delete;
   mark_kernels& operator=(const mark_kernels&) = delete;
 
  private:
-  void enter(profiler::Annotation fields);
+  void enter(Annotation fields);
 };
 
 // The calling thread's open regions, outermost first (what a node captured now would get).
-[[nodiscard]] const std::vector<profiler::Annotation>& current_regions() noexcept;
+[[nodiscard]] const std::vector<Annotation>& current_regions() noexcept;
 // Those regions merged: inner regions win per key.
-[[nodiscard]] profiler::Annotation current_annotation();
+[[nodiscard]] Annotation current_annotation();
 
-}  // namespace cudakit::annotations
+}  // namespace cudakit::graphs

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "cudakit/profiler/kernel_annotations.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 #include "cudakit/profiler/trace_events.hpp"
 
 namespace cudakit::profiler {
@@ -15,11 +15,11 @@ namespace cudakit::profiler {
 // (later objects win, and annotation fields win over the event's own fields), exactly as
 // `cudakit trace merge` would do afterwards.
 [[nodiscard]] std::string chrome_trace_json(const TraceEvents& events,
-                                            const KernelAnnotations* annotations = nullptr);
+                                            const graphs::KernelAnnotations* annotations = nullptr);
 
 // Writes chrome_trace_json(events, annotations) to `path`.
 // @throws InvalidArgumentError naming the path when it cannot be written.
 void write_chrome_trace(const std::string& path, const TraceEvents& events,
-                        const KernelAnnotations* annotations = nullptr);
+                        const graphs::KernelAnnotations* annotations = nullptr);
 
 }  // namespace cudakit::profiler

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "cudakit/graphs/kernel_annotations.hpp"
 #include "cudakit/profiler/key_averages.hpp"
-#include "cudakit/profiler/kernel_annotations.hpp"
 #include "cudakit/profiler/trace_events.hpp"
 
 namespace cudakit::profiler {
@@ -60,7 +60,7 @@ class Profiler {
   // See chrome_trace_json() for the format and the annotation merge rules.
   // @throws StateError while running; InvalidArgumentError when `path` cannot be written.
   void export_chrome_trace(const std::string& path,
-                           const KernelAnnotations* annotations = nullptr) const;
+                           const graphs::KernelAnnotations* annotations = nullptr) const;
   [[nodiscard]] std::vector<KeyAverage> key_averages() const;
   [[nodiscard]] std::string key_averages_table(std::size_t row_limit = 0) const;
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "cudakit/profiler/kernel_annotations.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 
 namespace cudakit::profiler {
 
@@ -25,7 +25,7 @@ struct TraceMergeResult {
 //         an object, whose "args" is not an object, or whose "graph node id" is not an
 //         unsigned integer.
 [[nodiscard]] TraceMergeResult merge_trace_annotations(std::string_view trace_json,
-                                                       const KernelAnnotations& annotations);
+                                                       const graphs::KernelAnnotations& annotations);
 
 // The file form: reads TRACE and ANNOTATIONS, writes OUT.
 // @throws InvalidArgumentError whose message starts with the path of the file at fault.

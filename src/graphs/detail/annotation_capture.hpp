@@ -8,7 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "cudakit/profiler/kernel_annotations.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 
 namespace cudakit::graphs::detail {
 
@@ -38,7 +38,7 @@ class AnnotationCapture {
  private:
   cudaStream_t stream_;
   std::unordered_set<cudaGraphNode_t> seen_;
-  std::unordered_map<cudaGraphNode_t, std::vector<profiler::Annotation>> annotated_;
+  std::unordered_map<cudaGraphNode_t, std::vector<Annotation>> annotated_;
 };
 
 }  // namespace cudakit::graphs::detail

@@ -1,5 +1,6 @@
 #pragma once
-// Reading a whole text file: the profiler's JSON files, the host's /proc and cgroup figures.
+// Whole text files: the quiet read of the host's /proc and cgroup figures, and the reads and
+// writes of the JSON files (kernel annotations, traces), which fail with the path and errno.
 
 #include <optional>
 #include <string>
@@ -9,5 +10,9 @@ namespace cudakit::detail {
 // The whole text of `path`; nullopt when it cannot be opened or read, with the errno that says
 // why in *error when `error` is given.
 [[nodiscard]] std::optional<std::string> try_read_text_file(const std::string& path, int* error = nullptr);
+// @throws InvalidArgumentError "cannot read PATH: reason" (api = `api`).
+[[nodiscard]] std::string read_text_file(const std::string& path, const char* api);
+// @throws InvalidArgumentError "cannot write PATH: reason" (api = `api`).
+void write_text_file(const std::string& path, const std::string& text, const char* api);
 
 }  // namespace cudakit::detail

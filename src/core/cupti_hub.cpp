@@ -1,4 +1,4 @@
-#include "cudakit/profiler/cupti_hub.hpp"
+#include "cudakit/core/cupti_hub.hpp"
 
 #include "cudakit/core/driver_api.hpp"
 
@@ -12,65 +12,22 @@
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <type_traits>
 #include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
-#include "cudakit/core/dynamic_library.hpp"
+#include "cudakit/core/detail/cupti_api.hpp"
 #include "cudakit/core/error.hpp"
 #include "core/detail/listener_set.hpp"
 
-namespace cudakit::profiler {
+namespace cudakit {
 namespace {
 
-// Every CUPTI entry point the hub calls, resolved from the loaded libcupti (the types come from
-// the headers through decltype, which does not make the binary depend on libcupti).
-struct CuptiApi {
-  decltype(&cuptiSubscribe) subscribe = nullptr;
-  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
-  decltype(&cuptiEnableDomain) enable_domain = nullptr;
-  decltype(&cuptiEnableCallback) enable_callback = nullptr;
-  decltype(&cuptiGetCallbackName) get_callback_name = nullptr;
-  decltype(&cuptiGetResultString) get_result_string = nullptr;
-  decltype(&cuptiActivityEnable) activity_enable = nullptr;
-  decltype(&cuptiActivityDisable) activity_disable = nullptr;
-  decltype(&cuptiActivityRegisterCallbacks) activity_register_callbacks = nullptr;
-  decltype(&cuptiActivityFlushAll) activity_flush_all = nullptr;
-  decltype(&cuptiActivityGetNextRecord) activity_get_next_record = nullptr;
-  decltype(&cuptiActivityGetNumDroppedRecords) activity_get_num_dropped_records = nullptr;
-  decltype(&cuptiSetThreadIdType) set_thread_id_type = nullptr;
-  decltype(&cuptiGetTimestamp) get_timestamp = nullptr;
-  decltype(&cuptiGetGraphNodeId) get_graph_node_id = nullptr;
-  decltype(&cuptiGetGraphId) get_graph_id = nullptr;
-  decltype(&cuptiGetGraphExecId) get_graph_exec_id = nullptr;
-
-  // Resolves every entry; returns the first missing name, or nullptr when all were found.
-  const char* resolve(const DynamicLibrary& library) {
-    const char* missing = nullptr;
-    auto get = [&](auto& slot, const char* name) {
-      slot = library.function<std::remove_reference_t<decltype(slot)>>(name);
-      if (slot == nullptr && missing == nullptr) missing = name;
-    };
-    get(subscribe, "cuptiSubscribe");
-    get(unsubscribe, "cuptiUnsubscribe");
-    get(enable_domain, "cuptiEnableDomain");
-    get(enable_callback, "cuptiEnableCallback");
-    get(get_callback_name, "cuptiGetCallbackName");
-    get(get_result_string, "cuptiGetResultString");
-    get(activity_enable, "cuptiActivityEnable");
-    get(activity_disable, "cuptiActivityDisable");
-    get(activity_register_callbacks, "cuptiActivityRegisterCallbacks");
-    get(activity_flush_all, "cuptiActivityFlushAll");
-    get(activity_get_next_record, "cuptiActivityGetNextRecord");
-    get(activity_get_num_dropped_records, "cuptiActivityGetNumDroppedRecords");
-    get(set_thread_id_type, "cuptiSetThreadIdType");
-    get(get_timestamp, "cuptiGetTimestamp");
-    get(get_graph_node_id, "cuptiGetGraphNodeId");
-    get(get_graph_id, "cuptiGetGraphId");
-    get(get_graph_exec_id, "cuptiGetGraphExecId");
-    return missing;
-  }
-};
+// The table the hub reads where CuptiHub() did not load CUPTI: every entry null, so that the
+// clock and the callback names take their fallbacks.
+const detail::CuptiApi& no_cupti() {
+  static const detail::CuptiApi empty;
+  return empty;
+}
 
 // Activity buffers: large enough that a 1000-kernel replay fits in one, aligned as CUPTI asks.
 constexpr std::size_t kActivityBufferBytes = 8u << 20;
@@ -105,8 +62,8 @@ void call_listener(const Fn& fn, const Args&... args) noexcept {
 
 // Everything the hub owns; a namespace-scope type so that CUPTI's C callbacks below can name it.
 struct HubState {
-  DynamicLibrary library{};  // loaded by CuptiHub() only where a driver exists
-  CuptiApi api;
+  // CUPTI's table (cupti_api()) once CuptiHub() found a driver, else one that loaded nothing.
+  const detail::CuptiApi* api = &no_cupti();
   bool available = false;
   std::string reason;
   CUpti_SubscriberHandle subscriber = nullptr;
@@ -124,7 +81,7 @@ struct HubState {
 
   std::string result_string(CUptiResult result) const {
     const char* text = nullptr;
-    if (api.get_result_string != nullptr) api.get_result_string(result, &text);
+    if (api->cuptiGetResultString != nullptr) api->cuptiGetResultString(result, &text);
     return text != nullptr ? cudakit::detail::concat(text, " (", static_cast<int>(result), ")")
                            : cudakit::detail::concat("CUPTI error ", static_cast<int>(result));
   }
@@ -169,14 +126,14 @@ void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t
   if (impl != nullptr && valid_size > 0) {
     impl->activities.for_each([&](const ActivityListener& listener) {
       CUpti_Activity* record = nullptr;
-      while (impl->api.activity_get_next_record(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+      while (impl->api->cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
         const auto kind = static_cast<std::size_t>(record->kind);
         if (kind < listener.kinds.size() && listener.kinds.test(kind))
           call_listener(listener.fn, *record);
       }
     });
     std::size_t dropped = 0;
-    if (impl->api.activity_get_num_dropped_records(context, stream_id, &dropped) == CUPTI_SUCCESS)
+    if (impl->api->cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
       impl->dropped.fetch_add(dropped, std::memory_order_relaxed);
   }
   std::free(buffer);
@@ -198,19 +155,13 @@ CuptiHub::CuptiHub() : impl_(new Impl) {
     impl.reason = "no CUDA driver on this machine (CUPTI needs one)";
     return;
   }
-  impl.library = DynamicLibrary({"libcupti.so.13", "libcupti.so",
-                                 "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-                                 "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-                                 "/usr/local/cuda/lib64/libcupti.so.13", "/usr/local/cuda/lib64/libcupti.so"});
-  if (!impl.library.is_loaded()) {
-    impl.reason = cudakit::detail::concat("libcupti could not be loaded: ", impl.library.description());
+  const detail::CuptiApi& cupti = detail::cupti_api();
+  if (!cupti.status.loaded) {
+    impl.reason = cupti.status.reason;
     return;
   }
-  if (const char* missing = impl.api.resolve(impl.library)) {
-    impl.reason = cudakit::detail::concat(impl.library.description(), " lacks ", missing);
-    return;
-  }
-  if (const CUptiResult r = impl.api.subscribe(&impl.subscriber, &on_callback, &impl);
+  impl.api = &cupti;
+  if (const CUptiResult r = impl.api->cuptiSubscribe(&impl.subscriber, &on_callback, &impl);
       r != CUPTI_SUCCESS) {
     impl.reason = cudakit::detail::concat("cuptiSubscribe failed: ", impl.result_string(r),
                                  r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
@@ -221,13 +172,13 @@ CuptiHub::CuptiHub() : impl_(new Impl) {
     return;
   }
   // System thread ids, so record_function's ranges and runtime calls share one row per thread.
-  impl.api.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  impl.api->cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   g_impl = &impl;
   if (const CUptiResult r =
-          impl.api.activity_register_callbacks(&on_buffer_requested, &on_buffer_completed);
+          impl.api->cuptiActivityRegisterCallbacks(&on_buffer_requested, &on_buffer_completed);
       r != CUPTI_SUCCESS) {
     impl.reason = cudakit::detail::concat("cuptiActivityRegisterCallbacks failed: ", impl.result_string(r));
-    impl.api.unsubscribe(impl.subscriber);
+    impl.api->cuptiUnsubscribe(impl.subscriber);
     impl.subscriber = nullptr;
     g_impl = nullptr;
     return;
@@ -236,7 +187,7 @@ CuptiHub::CuptiHub() : impl_(new Impl) {
 }
 
 CuptiHub::~CuptiHub() {
-  if (impl_->subscriber != nullptr) impl_->api.unsubscribe(impl_->subscriber);
+  if (impl_->subscriber != nullptr) impl_->api->cuptiUnsubscribe(impl_->subscriber);
   if (g_impl == impl_) g_impl = nullptr;
   delete impl_;
 }
@@ -248,7 +199,7 @@ int CuptiHub::add_callback(CUpti_CallbackDomain domain, CallbackFn fn) {
   impl_->require_available("CuptiHub::add_callback");
   std::lock_guard lock(impl_->config_mutex);
   if (impl_->domain_refs[domain]++ == 0) {
-    if (const CUptiResult r = impl_->api.enable_domain(1, impl_->subscriber, domain);
+    if (const CUptiResult r = impl_->api->cuptiEnableDomain(1, impl_->subscriber, domain);
         r != CUPTI_SUCCESS) {
       --impl_->domain_refs[domain];
       throw StateError("cuptiEnableDomain",
@@ -263,7 +214,7 @@ int CuptiHub::add_callback_id(CUpti_CallbackDomain domain, CUpti_CallbackId id, 
   impl_->require_available("CuptiHub::add_callback_id");
   std::lock_guard lock(impl_->config_mutex);
   if (impl_->id_refs[{domain, id}]++ == 0) {
-    if (const CUptiResult r = impl_->api.enable_callback(1, impl_->subscriber, domain, id);
+    if (const CUptiResult r = impl_->api->cuptiEnableCallback(1, impl_->subscriber, domain, id);
         r != CUPTI_SUCCESS) {
       --impl_->id_refs[{domain, id}];
       throw StateError("cuptiEnableCallback",
@@ -281,16 +232,16 @@ void CuptiHub::remove_callback(int listener) {
   Impl& impl = *impl_;
   if (removed->all_ids) {
     if (--impl.domain_refs[removed->domain] == 0) {
-      impl.api.enable_domain(0, impl.subscriber, removed->domain);
+      impl.api->cuptiEnableDomain(0, impl.subscriber, removed->domain);
       // See Note [Enable reference counts].
       for (const auto& [key, refs] : impl.id_refs) {
         if (key.first == removed->domain && refs > 0)
-          impl.api.enable_callback(1, impl.subscriber, key.first, key.second);
+          impl.api->cuptiEnableCallback(1, impl.subscriber, key.first, key.second);
       }
     }
   } else if (--impl.id_refs[{removed->domain, removed->id}] == 0 &&
              impl.domain_refs[removed->domain] == 0) {
-    impl.api.enable_callback(0, impl.subscriber, removed->domain, removed->id);
+    impl.api->cuptiEnableCallback(0, impl.subscriber, removed->domain, removed->id);
   }
 }
 
@@ -310,11 +261,11 @@ int CuptiHub::add_activity_listener(std::vector<CUpti_ActivityKind> kinds, Activ
   for (std::size_t i = 0; i < listener.kind_list.size(); ++i) {
     const CUpti_ActivityKind kind = listener.kind_list[i];
     if (impl.kind_refs[kind]++ > 0) continue;
-    if (const CUptiResult r = impl.api.activity_enable(kind); r != CUPTI_SUCCESS) {
+    if (const CUptiResult r = impl.api->cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {
       // Roll back this listener's kinds, so a failed add leaves the counts as they were.
       for (std::size_t j = 0; j <= i; ++j) {
         const CUpti_ActivityKind enabled = listener.kind_list[j];
-        if (--impl.kind_refs[enabled] == 0 && j < i) impl.api.activity_disable(enabled);
+        if (--impl.kind_refs[enabled] == 0 && j < i) impl.api->cuptiActivityDisable(enabled);
       }
       throw StateError("cuptiActivityEnable",
                        cudakit::detail::concat("activity kind ", static_cast<int>(kind), ": ",
@@ -329,33 +280,33 @@ void CuptiHub::remove_activity_listener(int listener) {
   if (!removed) return;
   std::lock_guard lock(impl_->config_mutex);
   for (const CUpti_ActivityKind kind : removed->kind_list) {
-    if (--impl_->kind_refs[kind] == 0) impl_->api.activity_disable(kind);
+    if (--impl_->kind_refs[kind] == 0) impl_->api->cuptiActivityDisable(kind);
   }
 }
 
 void CuptiHub::flush() {
   if (!impl_->available) return;
-  impl_->api.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  impl_->api->cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 CUptiResult CuptiHub::get_graph_node_id(CUgraphNode node, std::uint64_t* id) const {
-  if (impl_->api.get_graph_node_id == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
-  return impl_->api.get_graph_node_id(node, id);
+  if (impl_->api->cuptiGetGraphNodeId == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  return impl_->api->cuptiGetGraphNodeId(node, id);
 }
 
 CUptiResult CuptiHub::get_graph_id(CUgraph graph, std::uint32_t* id) const {
-  if (impl_->api.get_graph_id == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
-  return impl_->api.get_graph_id(graph, id);
+  if (impl_->api->cuptiGetGraphId == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  return impl_->api->cuptiGetGraphId(graph, id);
 }
 
 CUptiResult CuptiHub::get_graph_exec_id(CUgraphExec exec, std::uint32_t* id) const {
-  if (impl_->api.get_graph_exec_id == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
-  return impl_->api.get_graph_exec_id(exec, id);
+  if (impl_->api->cuptiGetGraphExecId == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  return impl_->api->cuptiGetGraphExecId(exec, id);
 }
 
 std::uint64_t CuptiHub::timestamp() const {
   std::uint64_t now = 0;
-  if (impl_->api.get_timestamp != nullptr && impl_->api.get_timestamp(&now) == CUPTI_SUCCESS)
+  if (impl_->api->cuptiGetTimestamp != nullptr && impl_->api->cuptiGetTimestamp(&now) == CUPTI_SUCCESS)
     return now;
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::system_clock::now().time_since_epoch())
@@ -364,8 +315,8 @@ std::uint64_t CuptiHub::timestamp() const {
 
 std::string CuptiHub::callback_name(CUpti_CallbackDomain domain, CUpti_CallbackId id) const {
   const char* name = nullptr;
-  if (impl_->api.get_callback_name != nullptr &&
-      impl_->api.get_callback_name(domain, id, &name) == CUPTI_SUCCESS && name != nullptr) {
+  if (impl_->api->cuptiGetCallbackName != nullptr &&
+      impl_->api->cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name != nullptr) {
     return name;
   }
   return cudakit::detail::concat("cbid ", id);
@@ -379,4 +330,4 @@ std::uint32_t CuptiHub::current_thread_id() noexcept {
   return static_cast<std::uint32_t>(::syscall(SYS_gettid));
 }
 
-}  // namespace cudakit::profiler
+}  // namespace cudakit

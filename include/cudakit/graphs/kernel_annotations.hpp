@@ -1,8 +1,8 @@
 #pragma once
 // KernelAnnotations: the user metadata attached to graph nodes (graph kernel annotations),
 // keyed by the "graph node id" the profiler reports for each replayed kernel, memcpy and memset.
-// The graph layer produces it (get_kernel_annotations()), the profiler merges it into exported
-// traces, and `cudakit trace merge` reads it from a file.
+// The graph layer produces it (get_kernel_annotations(), kernel_annotation_registry.hpp), the
+// profiler merges it into exported traces, and `cudakit trace merge` reads it from a file.
 //
 // JSON form (the one the seed describes for saving annotations beside a trace): an object whose
 // keys are node ids as decimal strings and whose values are lists of annotation objects, e.g.
@@ -17,7 +17,7 @@
 #include <variant>
 #include <vector>
 
-namespace cudakit::profiler {
+namespace cudakit::graphs {
 
 using AnnotationValue = std::variant<std::string, std::int64_t, double>;
 // One annotation object: {"name": "mlp", "layer": 3}.
@@ -34,7 +34,7 @@ using KernelAnnotations = std::map<std::uint64_t, std::vector<Annotation>>;
 //         list of objects, or an annotation value is not a string or number.
 [[nodiscard]] KernelAnnotations kernel_annotations_from_json(std::string_view json);
 
-// File forms of the two above.
+// File forms of the two above; save_kernel_annotations(path) saves the registry's.
 // @throws InvalidArgumentError (naming the path) when the file cannot be read or written, or
 //         what kernel_annotations_from_json throws, with the path prefixed.
 void save_kernel_annotations(const std::string& path, const KernelAnnotations& annotations);
@@ -45,4 +45,4 @@ void save_kernel_annotations(const std::string& path, const KernelAnnotations& a
 [[nodiscard]] Annotation merged_annotation(const KernelAnnotations& annotations,
                                            std::uint64_t node_id);
 
-}  // namespace cudakit::profiler
+}  // namespace cudakit::graphs

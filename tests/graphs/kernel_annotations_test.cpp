@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cudakit/core/error.hpp"
-#include "cudakit/profiler/kernel_annotations.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 
-namespace cudakit::profiler {
+namespace cudakit::graphs {
 namespace {
 
 KernelAnnotations sample() {
@@ -27,7 +27,7 @@ void expect_parse_error(const std::string& json, const std::string& part) {
   }
 }
 
-TEST(ProfilerKernelAnnotations, RoundTripsWithTypes) {
+TEST(KernelAnnotationsJson, RoundTripsWithTypes) {
   const std::string json = kernel_annotations_to_json(sample());
   EXPECT_EQ(kernel_annotations_from_json(json), sample());
   const nlohmann::json parsed = nlohmann::json::parse(json);
@@ -37,7 +37,7 @@ TEST(ProfilerKernelAnnotations, RoundTripsWithTypes) {
   EXPECT_TRUE(parsed["18446744073709551615"][1]["layer"].is_number_integer());
 }
 
-TEST(ProfilerKernelAnnotations, MergedAnnotationAppliesObjectsInOrder) {
+TEST(KernelAnnotationsJson, MergedAnnotationAppliesObjectsInOrder) {
   const Annotation merged = merged_annotation(sample(), 18446744073709551615ull);
   EXPECT_EQ(std::get<std::string>(merged.at("name")), "mlp");
   EXPECT_EQ(std::get<double>(merged.at("scale")), 0.25);
@@ -45,7 +45,7 @@ TEST(ProfilerKernelAnnotations, MergedAnnotationAppliesObjectsInOrder) {
   EXPECT_TRUE(merged_annotation(sample(), 5).empty());
 }
 
-TEST(ProfilerKernelAnnotations, NamesTheKeyAtFault) {
+TEST(KernelAnnotationsJson, NamesTheKeyAtFault) {
   expect_parse_error("{", "annotations: not valid JSON");
   expect_parse_error("[]", "top level is a array");
   expect_parse_error(R"({"-1": []})", "key \"-1\": is not a graph node id");
@@ -58,7 +58,7 @@ TEST(ProfilerKernelAnnotations, NamesTheKeyAtFault) {
   expect_parse_error(R"({"7": [{"big": 18446744073709551615}]})", "does not fit in int64");
 }
 
-TEST(ProfilerKernelAnnotations, LoadNamesTheFile) {
+TEST(KernelAnnotationsJson, LoadNamesTheFile) {
   try {
     (void)load_kernel_annotations("/nonexistent/annotations.json");
     FAIL();
@@ -69,4 +69,4 @@ TEST(ProfilerKernelAnnotations, LoadNamesTheFile) {
 }
 
 }  // namespace
-}  // namespace cudakit::profiler
+}  // namespace cudakit::graphs

@@ -4,9 +4,10 @@
 // they work together in one process — CUPTI allows a single subscriber, and PyTorch's profiler
 // and annotations conflict over it.
 //
-// libcupti is loaded at run time (DynamicLibrary): binaries start where it is absent, and
-// available() says so. All members are thread-safe. Callbacks run on the thread that made the
-// CUDA call (or CUPTI's worker thread for activity buffers) and must not call back into the hub.
+// libcupti is loaded at run time, through its table (cudakit/core/detail/cupti_api.hpp):
+// binaries start where it is absent, and available() says so. All members are thread-safe.
+// Callbacks run on the thread that made the CUDA call (or CUPTI's worker thread for activity
+// buffers) and must not call back into the hub.
 
 #include <cupti.h>
 
@@ -15,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace cudakit::profiler {
+namespace cudakit {
 
 class CuptiHub {
  public:
@@ -70,4 +71,4 @@ class CuptiHub {
   Impl* impl_;
 };
 
-}  // namespace cudakit::profiler
+}  // namespace cudakit

@@ -1,14 +1,14 @@
-#include "cudakit/profiler/kernel_annotations.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 
 #include <charconv>
 #include <limits>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/text_file.hpp"
 #include "cudakit/core/error.hpp"
-#include "profiler/detail/annotation_json.hpp"
-#include "profiler/detail/json_file.hpp"
+#include "cudakit/graphs/detail/annotation_json.hpp"
 
-namespace cudakit::profiler {
+namespace cudakit::graphs {
 namespace {
 
 // Parses the JSON form; every message names the text's origin (a path, or "annotations" for
@@ -105,11 +105,11 @@ KernelAnnotations kernel_annotations_from_json(std::string_view json) {
 }
 
 void save_kernel_annotations(const std::string& path, const KernelAnnotations& annotations) {
-  detail::write_text_file(path, kernel_annotations_to_json(annotations), "save_kernel_annotations");
+  cudakit::detail::write_text_file(path, kernel_annotations_to_json(annotations), "save_kernel_annotations");
 }
 
 KernelAnnotations load_kernel_annotations(const std::string& path) {
-  const std::string text = detail::read_text_file(path, "load_kernel_annotations");
+  const std::string text = cudakit::detail::read_text_file(path, "load_kernel_annotations");
   return AnnotationParser("load_kernel_annotations", path).parse(text);
 }
 
@@ -123,4 +123,4 @@ Annotation merged_annotation(const KernelAnnotations& annotations, std::uint64_t
   return merged;
 }
 
-}  // namespace cudakit::profiler
+}  // namespace cudakit::graphs
