@@ -13,7 +13,7 @@
 #include "cudakit/core/stream_guard.hpp"
 #include "cudakit/graphs/graph.hpp"
 #include "cudakit/graphs/graph_capture.hpp"
-#include "cudakit/graphs/mark_kernels.hpp"
+#include "cudakit/graphs/kernel_annotation_scope.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/profiler/profiler.hpp"
 #include "cudakit/random/distributions.hpp"

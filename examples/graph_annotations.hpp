@@ -17,7 +17,7 @@
 #include "cudakit/graphs/graph_capture.hpp"
 #include "cudakit/graphs/kernel_annotation_registry.hpp"
 #include "cudakit/graphs/kernel_annotations.hpp"
-#include "cudakit/graphs/mark_kernels.hpp"
+#include "cudakit/graphs/kernel_annotation_scope.hpp"
 #include "cudakit/profiler/profiler.hpp"
 #include "cudakit/profiler/trace_merge.hpp"
 #include "cudakit/random/distributions.hpp"

@@ -9,7 +9,6 @@
 #include <bitset>
 #include <chrono>
 #include <cstdlib>
-#include <iostream>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -17,6 +16,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/detail/cupti_api.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/log.hpp"
 #include "core/detail/listener_set.hpp"
 
 namespace cudakit {
@@ -54,9 +54,9 @@ void call_listener(const Fn& fn, const Args&... args) noexcept {
   try {
     fn(args...);
   } catch (const std::exception& e) {
-    std::cerr << "cudakit: CUPTI listener threw: " << e.what() << "\n";
+    CUDAKIT_LOG(warning, "a CUPTI listener threw: ", e.what());
   } catch (...) {
-    std::cerr << "cudakit: CUPTI listener threw\n";
+    CUDAKIT_LOG(warning, "a CUPTI listener threw");
   }
 }
 

@@ -1,7 +1,6 @@
 #include <cuda.h>
 #include <cupti.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -15,8 +14,9 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/log.hpp"
 #include "cudakit/graphs/kernel_annotation_registry.hpp"
-#include "cudakit/graphs/mark_kernels.hpp"
+#include "cudakit/graphs/kernel_annotation_scope.hpp"
 #include "graphs/detail/annotation_capture.hpp"
 
 // Note [Kernel annotations]
@@ -99,8 +99,8 @@ std::optional<AnnotationMechanism> from_environment() {
   }
   static bool warned = false;
   if (!std::exchange(warned, true)) {
-    std::fprintf(stderr, "cudakit: CUDAKIT_ANNOTATIONS_MECHANISM=%s is not tools_id, cupti, none "
-                 "or auto; using auto\n", value);
+    CUDAKIT_LOG(warning, "CUDAKIT_ANNOTATIONS_MECHANISM=", value,
+                " is not tools_id, cupti, none or auto; using auto");
   }
   return std::nullopt;
 }
@@ -215,16 +215,16 @@ void save_kernel_annotations(const std::string& path) {
 
 // ---- regions ----
 
-mark_kernels::mark_kernels(std::string name) { enter({{"name", std::move(name)}}); }
-mark_kernels::mark_kernels(Annotation fields) { enter(std::move(fields)); }
-mark_kernels::mark_kernels(std::initializer_list<Annotation::value_type> fields) { enter(Annotation(fields)); }
+KernelAnnotationScope::KernelAnnotationScope(std::string name) { enter({{"name", std::move(name)}}); }
+KernelAnnotationScope::KernelAnnotationScope(Annotation fields) { enter(std::move(fields)); }
+KernelAnnotationScope::KernelAnnotationScope(std::initializer_list<Annotation::value_type> fields) { enter(Annotation(fields)); }
 
-void mark_kernels::enter(Annotation fields) {
+void KernelAnnotationScope::enter(Annotation fields) {
   if (auto* capture = detail::AnnotationCapture::active()) capture->attribute_new_nodes();
   t_regions.push_back(std::move(fields));
 }
 
-mark_kernels::~mark_kernels() {
+KernelAnnotationScope::~KernelAnnotationScope() {
   if (auto* capture = detail::AnnotationCapture::active()) capture->attribute_new_nodes();
   t_regions.pop_back();
 }
@@ -273,7 +273,7 @@ void AnnotationCapture::attribute_new_nodes() noexcept {
       annotated_.emplace(node, regions);
     }
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "cudakit: out of host memory while recording kernel annotations\n");
+    CUDAKIT_LOG(warning, "out of host memory while recording kernel annotations");
   }
 }
 
@@ -292,7 +292,7 @@ cudaGraphExec_t AnnotationCapture::instantiate(cudaGraph_t graph) {
     auto& hub = CuptiHub::instance();
     std::uint32_t exec_id = 0;
     if (hub.get_graph_exec_id(reinterpret_cast<CUgraphExec>(exec), &exec_id) != CUPTI_SUCCESS) {
-      std::fprintf(stderr, "cudakit: cuptiGetGraphExecId failed; this graph's annotations were not recorded\n");
+      CUDAKIT_LOG(warning, "cuptiGetGraphExecId failed; this graph's annotations were not recorded");
       return exec;
     }
     State& s = state();
@@ -318,8 +318,8 @@ cudaGraphExec_t AnnotationCapture::instantiate(cudaGraph_t graph) {
     if (auto id = node_id(mechanism, c.clone)) s.registry.insert_or_assign(*id, *c.regions);
   }
   if (inst.clones.empty() && !std::exchange(s.warned_no_clones, true)) {
-    std::fprintf(stderr, "cudakit: CUPTI reported no cloned graph nodes while instantiating an "
-                 "annotated graph; its annotations were not recorded\n");
+    CUDAKIT_LOG(warning, "CUPTI reported no cloned graph nodes while instantiating an annotated "
+                "graph; its annotations were not recorded");
   }
   return exec;
 }

@@ -10,7 +10,7 @@
 
 #include "cudakit/core/error.hpp"
 #include "cudakit/graphs/kernel_annotation_registry.hpp"
-#include "cudakit/graphs/mark_kernels.hpp"
+#include "cudakit/graphs/kernel_annotation_scope.hpp"
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include "cudakit/graphs/capture_status.hpp"
 #include "cudakit/graphs/graph_capture.hpp"
 #include "cudakit/graphs/kernel_annotation_registry.hpp"
-#include "cudakit/graphs/mark_kernels.hpp"
+#include "cudakit/graphs/kernel_annotation_scope.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/memory/mem_pool.hpp"
 #include "support/gpu_test.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// mark_kernels: a RAII region of a graph capture whose kernel, memcpy and memset nodes receive
+// KernelAnnotationScope (torch: mark_kernels): a RAII region of a graph capture whose kernel, memcpy and memset nodes receive
 // an annotation (torch.cuda.graph_annotations.mark_kernels).
 //
 //   graphs::mark_kernels attention("attention");                   // {"name": "attention"}
@@ -18,21 +18,24 @@
 
 namespace cudakit::graphs {
 
-class mark_kernels {
+class KernelAnnotationScope {
  public:
   // {"name": name}.
-  explicit mark_kernels(std::string name);
-  explicit mark_kernels(Annotation fields);
+  explicit KernelAnnotationScope(std::string name);
+  explicit KernelAnnotationScope(Annotation fields);
   // mark_kernels({{"name", "mlp"}, {"layer", 3}}): preferred over the overloads above for a
   // braced list, which a one-pair list would otherwise make ambiguous.
-  mark_kernels(std::initializer_list<Annotation::value_type> fields);
-  ~mark_kernels();
-  mark_kernels(const mark_kernels&) = delete;
-  mark_kernels& operator=(const mark_kernels&) = delete;
+  KernelAnnotationScope(std::initializer_list<Annotation::value_type> fields);
+  ~KernelAnnotationScope();
+  KernelAnnotationScope(const KernelAnnotationScope&) = delete;
+  KernelAnnotationScope& operator=(const KernelAnnotationScope&) = delete;
 
  private:
   void enter(Annotation fields);
 };
+// torch's name (`with torch.cuda.graph_annotations.mark_kernels(...)`), kept by the naming rule
+// (docs/ARCHITECTURE.md, "Naming").
+using mark_kernels = KernelAnnotationScope;
 
 // The calling thread's open regions, outermost first (what a node captured now would get).
 [[nodiscard]] const std::vector<Annotation>& current_regions() noexcept;
