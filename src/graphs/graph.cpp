@@ -186,11 +186,12 @@ void Graph::capture_end() {
     s.clear();
     throw_capture_failed(status == cudaSuccess ? cudaErrorStreamCaptureInvalidated : status, culprit);
   }
+  const cudaStream_t capture_stream = s.capture_stream;  // stop_capturing forgets it
   s.stop_capturing();
   s.graph = graph;
   s.replay_hooks = std::move(replay_hooks);
   CUDAKIT_TRACE({.kind = TraceEventKind::capture_end, .device = s.device,
-                 .stream = s.capture_stream, .graph = reinterpret_cast<std::uintptr_t>(impl_.get())});
+                 .stream = capture_stream, .graph = reinterpret_cast<std::uintptr_t>(impl_.get())});
   if (!s.keep_graph) instantiate();
 }
 
