@@ -9,6 +9,7 @@
 
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/alloc_trace.hpp"
+#include "cudakit/memory/allocator_config.hpp"
 
 namespace cudakit::memory {
 namespace {
@@ -39,6 +40,30 @@ TEST(MemoryFuzzFindings, CorruptGzipTraceNamesZlibsError) {
   expect_refused([&] { (void)load_alloc_trace(path.string()); }, "cannot read '" + path.string());
   expect_refused([&] { (void)load_alloc_trace(path.string()); }, "incorrect data check");
   std::filesystem::remove(path);
+}
+
+// Numbers outside what their key's integer holds, and inf and nan (which from_chars reads), used
+// to reach a float-to-integer cast, undefined past the integer's range.
+TEST(MemoryFuzzFindings, AllocatorConfigNumbersBeyondTheirIntegersAreRefused) {
+  const auto refused = [](const std::string& text, const std::string& part) {
+    expect_refused([&] { (void)AllocatorConfig::parse(text); }, part);
+  };
+  // The input the fuzzer found: an interval bound of 1.02e86 MiB.
+  const std::string huge = "1024" + std::string(83, '9');
+  refused("roundup_power2_divisions:[512:1,256:2," + huge + ":4,>:8]",
+          "interval '" + huge + "' must be a power of two (MiB)");
+  refused("roundup_power2_divisions:[-256:1,>:2]", "interval '-256' must be a power of two (MiB)");
+  refused("max_split_size_mb:1e300", "'max_split_size_mb:1e300': too large");
+  refused("max_split_size_mb:17592186044416", "too large");  // 2^64 bytes
+  refused("max_non_split_rounding_mb:inf", "'max_non_split_rounding_mb:inf': not a finite number");
+  refused("max_split_size_mb:nan", "'max_split_size_mb:nan': not a finite number");
+  refused("garbage_collection_threshold:nan", "not a finite number");
+  // The largest sizes still fit, and a bound past the last interval names the last one.
+  EXPECT_EQ(AllocatorConfig::parse("max_split_size_mb:17592186044415").max_split_size,
+            std::size_t{17592186044415} << 20);
+  EXPECT_EQ(AllocatorConfig::parse("roundup_power2_divisions:[1048576:8]")
+                .roundup_power2_divisions[AllocatorConfig::kRoundupIntervals - 1],
+            8u);
 }
 
 }  // namespace
