@@ -10,6 +10,7 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/alloc_trace.hpp"
 #include "cudakit/memory/allocator_config.hpp"
+#include "cudakit/memory/memviz.hpp"
 
 namespace cudakit::memory {
 namespace {
@@ -64,6 +65,13 @@ TEST(MemoryFuzzFindings, AllocatorConfigNumbersBeyondTheirIntegersAreRefused) {
   EXPECT_EQ(AllocatorConfig::parse("roundup_power2_divisions:[1048576:8]")
                 .roundup_power2_divisions[AllocatorConfig::kRoundupIntervals - 1],
             8u);
+}
+
+// A number too large for a double is nlohmann's out_of_range, not its parse_error, and escaped.
+TEST(MemoryFuzzFindings, MemvizRefusesNumbersNoDoubleHolds) {
+  expect_refused([] { (void)render_memviz_html(R"({"segments": [{"total_size": 2e097152}]})"); },
+                 "snapshot is not valid JSON: [json.exception.out_of_range.406] number overflow "
+                 "parsing '2e097152'");
 }
 
 }  // namespace
