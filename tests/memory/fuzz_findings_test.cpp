@@ -11,6 +11,7 @@
 #include "cudakit/memory/alloc_trace.hpp"
 #include "cudakit/memory/allocator_config.hpp"
 #include "cudakit/memory/memviz.hpp"
+#include "cudakit/memory/snapshot.hpp"
 
 namespace cudakit::memory {
 namespace {
@@ -72,6 +73,63 @@ TEST(MemoryFuzzFindings, MemvizRefusesNumbersNoDoubleHolds) {
   expect_refused([] { (void)render_memviz_html(R"({"segments": [{"total_size": 2e097152}]})"); },
                  "snapshot is not valid JSON: [json.exception.out_of_range.406] number overflow "
                  "parsing '2e097152'");
+}
+
+// Values of the wrong kind escaped as nlohmann's type_error (value() with a default of another
+// type, operator[] on a non-list), and a float read as an integer was an undefined cast.
+TEST(MemoryFuzzFindings, SnapshotValuesOfTheWrongKindAreRefusedByPath) {
+  const auto refused = [](const std::string& segment, const std::string& part) {
+    const std::string text = R"({"segments": [)" + segment + R"(], "device_traces": [[]]})";
+    expect_refused([&] { (void)snapshot_from_json(text); }, part);
+  };
+  const std::string ok_block = R"({"address": 8192, "size": 1024, "state": "inactive"})";
+  const auto segment = [&](const std::string& extra, const std::string& blocks) {
+    return R"({"device": 0, "address": 8192, "total_size": 2097152, )" + extra +
+           R"("blocks": )" + blocks + "}";
+  };
+  // The input the fuzzer found, reduced: a size given as a string.
+  refused(segment(R"("requested_size": "larg;e", )", "[]"),
+          "segments[0].requested_size is string, expected an unsigned 64-bit integer");
+  refused(segment(R"("stream": -1, )", "[]"),
+          "segments[0].stream is -1, expected an unsigned 64-bit integer");
+  refused(segment(R"("segment_pool_id": [1, 2.5], )", "[]"),
+          "segments[0].segment_pool_id[1] is 2.5, expected an unsigned 64-bit integer");
+  refused(segment(R"("is_expandable": 1, )", "[]"),
+          "segments[0].is_expandable is number, expected a boolean");
+  refused(segment("", "3"), "segments[0].blocks is number, expected a list");
+  refused(segment("", "[7]"), "segments[0].blocks[0] is number, expected an object");
+  const auto block_with_frames = [](const std::string& frames) {
+    return R"([{"address": 8192, "size": 1024, "state": "inactive", "frames": )" + frames + "}]";
+  };
+  refused(segment("", block_with_frames("[3]")),
+          "segments[0].blocks[0].frames[0] is number, expected an object");
+  refused(segment("", block_with_frames(R"([{"line": "x"}])")),
+          "segments[0].blocks[0].frames[0].line is string, expected a signed 32-bit integer");
+  refused(R"("segment")", "segments[0] is string, expected an object");
+  expect_refused([] { (void)snapshot_from_json(R"({"device": 1e300, "segments": []})"); },
+                 "snapshot.device is 1e+300, expected a signed 32-bit integer");
+  expect_refused([] { (void)snapshot_from_json(R"({"segments": [], "device_traces": [{}]})"); },
+                 "device_traces[0] is object, expected a list");
+  expect_refused(
+      [] {
+        (void)snapshot_from_json(
+            R"({"segments": [], "device_traces": [[{"action": "alloc", "time_us": 1e30}]]})");
+      },
+      "device_traces[0][0].time_us is 1e+30, expected a signed 64-bit integer");
+  // What snapshot_to_json writes still reads back.
+  const std::string good =
+      R"({"device": 0, "segments": [)" +
+      segment(R"("segment_pool_id": [1, 2], "is_expandable": true, )", "[" + ok_block + "]") +
+      R"(], "device_traces": [[{"action": "alloc", "addr": 8192, "size": 1024, "stream": 7, )"
+      R"("time_us": 5, "frames": [{"name": "f", "filename": "a.cpp", "line": 3}]}]]})";
+  const MemorySnapshot back = snapshot_from_json(good);
+  ASSERT_EQ(back.segments.size(), 1u);
+  EXPECT_EQ(back.segments[0].pool, (PoolId{1, 2}));
+  EXPECT_TRUE(back.segments[0].is_expandable);
+  ASSERT_EQ(back.trace.size(), 1u);
+  EXPECT_EQ(back.trace[0].time_us, 5);
+  ASSERT_TRUE(back.trace[0].frames);
+  EXPECT_EQ(back.trace[0].frames->at(0).line, 3);
 }
 
 }  // namespace
