@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# build.sh [BUILD_DIR] [extra cmake args...]: configures and builds (Release by default).
+# build.sh [BUILD_DIR] [extra cmake args...]: configures and builds (Release by default); only
+# the targets CUDAKIT_BUILD_TARGETS names (space-separated) where it is set.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}; shift || true
@@ -12,4 +13,6 @@ if command -v ccache >/dev/null && [ "${CUDAKIT_NO_CCACHE:-0}" != 1 ]; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S "$root" -B "$build" -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc "${launcher[@]}" "$@" >/dev/null
-cmake --build "$build" -j "$jobs"
+targets=()
+for t in ${CUDAKIT_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build" -j "$jobs" "${targets[@]}"

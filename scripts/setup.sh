@@ -3,7 +3,7 @@
 # are skipped without touching the network).
 set -euo pipefail
 packages=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
-          zlib1g-dev chromium python3 ccache ${CUDAKIT_EXTRA_PACKAGES:-})
+          zlib1g-dev chromium python3 ccache clang-14 libclang-rt-14-dev ${CUDAKIT_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -21,7 +21,7 @@ class AnnotationParser {
     nlohmann::json root;
     try {
       root = nlohmann::json::parse(json);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // also out_of_range, for a number like 1e400
       malformed("", cudakit::detail::concat("not valid JSON (", e.what(), ")"));
     }
     if (!root.is_object())

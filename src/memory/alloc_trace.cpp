@@ -22,10 +22,11 @@ std::string read_file(const std::string& path) {
   char buffer[1 << 16];
   int n = 0;
   while ((n = gzread(file, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
+  // gzerror's text lives in the gzFile, which gzclose frees: copy it first.
   int err = 0;
-  const char* message = n < 0 ? gzerror(file, &err) : nullptr;
+  const std::string message = n < 0 ? gzerror(file, &err) : "";
   gzclose(file);
-  if (message != nullptr) {
+  if (n < 0) {
     throw InvalidArgumentError("load_alloc_trace",
                                detail::concat("cannot read '", path, "': ", message));
   }

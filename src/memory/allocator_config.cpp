@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 #include "cudakit/core/detail/concat.hpp"
@@ -64,12 +66,22 @@ ColonPair split_at_colon(std::string_view item) {
                              detail::concat("'", key, ":", value, "': ", why));
 }
 
+// Finite values only: from_chars also reads "inf" and "nan", which no key means and which pass
+// the range checks below (NaN compares false) on their way to a cast to an integer.
 double parse_double(std::string_view key, std::string_view value) {
   // from_chars for double is in GCC 12's libstdc++.
   double out = 0;
   auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
   if (ec != std::errc() || end != value.data() + value.size()) bad(key, value, "not a number");
+  if (!std::isfinite(out)) bad(key, value, "not a finite number");
   return out;
+}
+
+// `mib` MiB in bytes; beyond what a size_t holds the cast is undefined, so that is an error.
+std::size_t mib_to_bytes(std::string_view key, std::string_view value, double mib) {
+  const double bytes = mib * 1048576.0;
+  if (!(bytes < 0x1p64)) bad(key, value, "too large (the size in bytes must fit in 64 bits)");
+  return static_cast<std::size_t>(bytes);
 }
 
 bool parse_bool(std::string_view key, std::string_view value) {
@@ -79,10 +91,10 @@ bool parse_bool(std::string_view key, std::string_view value) {
 }
 
 // Whether `d` is a whole power of two no larger than `max` (range first: the cast needs it).
-bool is_power_of_two_up_to(double d, unsigned max) {
-  if (!(d >= 1 && d <= max)) return false;
-  const auto n = static_cast<unsigned>(d);
-  return d == n && std::has_single_bit(n);
+bool is_power_of_two_up_to(double d, std::uint64_t max) {
+  if (!(d >= 1 && d <= static_cast<double>(max))) return false;
+  const auto n = static_cast<std::uint64_t>(d);
+  return d == static_cast<double>(n) && std::has_single_bit(n);
 }
 
 unsigned parse_divisions(std::string_view key, std::string_view value, std::string_view entry) {
@@ -111,10 +123,10 @@ void parse_divisions_list(std::string_view key, std::string_view value,
       continue;
     }
     const double b = parse_double(key, bound);
-    const auto mib = static_cast<std::uint64_t>(b);
-    if (b != static_cast<double>(mib) || !std::has_single_bit(mib)) {
+    if (!is_power_of_two_up_to(b, std::uint64_t{1} << 63)) {
       bad(key, value, detail::concat("interval '", bound, "' must be a power of two (MiB)"));
     }
+    const auto mib = static_cast<std::uint64_t>(b);
     const std::size_t index = std::min<std::size_t>(std::bit_width(mib) - 1, out.size() - 1);
     if (first) std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(index), divisions);
     first = false;
@@ -152,11 +164,11 @@ AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig co
       const double mb = parse_double(key, value);
       // torch: values at or below the large-segment size are meaningless; it requires > 20.
       if (mb <= 20) bad(key, value, "must be greater than 20 (MiB)");
-      config.max_split_size = static_cast<std::size_t>(mb * 1048576.0);
+      config.max_split_size = mib_to_bytes(key, value, mb);
     } else if (key == "max_non_split_rounding_mb") {
       const double mb = parse_double(key, value);
       if (mb < 20) bad(key, value, "must be at least 20 (MiB), the default");
-      config.max_non_split_rounding = static_cast<std::size_t>(mb * 1048576.0);
+      config.max_non_split_rounding = mib_to_bytes(key, value, mb);
     } else if (key == "garbage_collection_threshold") {
       const double t = parse_double(key, value);
       if (!(t > 0.0 && t < 1.0)) bad(key, value, "must lie strictly between 0 and 1");

@@ -263,7 +263,7 @@ std::string render_memviz_html(std::string_view snapshot_json) {
   json snapshot;
   try {
     snapshot = json::parse(snapshot_json);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     throw InvalidArgumentError("render_memviz_html",
                                concat("snapshot is not valid JSON: ", e.what()));
   }

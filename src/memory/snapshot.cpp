@@ -4,9 +4,12 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <type_traits>
+#include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
@@ -32,12 +35,69 @@ json frames_json(const std::shared_ptr<const StackFrames>& frames) {
   return out;
 }
 
-std::shared_ptr<const StackFrames> frames_from(const json& j, const std::string& where) {
-  if (!j.is_array()) {
-    throw InvalidArgumentError("snapshot_from_json", detail::concat(where, ".frames is not a list"));
+// Reading a snapshot: every malformed value is an InvalidArgumentError naming its path. nlohmann's
+// own accessors are not used on unchecked values: value() and operator[] throw nlohmann's
+// type_error on the wrong kind of value, and get<T> converts a float to an integer unchecked,
+// which is undefined past the integer's range.
+[[noreturn]] void malformed(std::string_view what) {
+  throw InvalidArgumentError("snapshot_from_json", what);
+}
+
+template <class T>
+T convert(const json& value, const std::string& path) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (value.is_string()) return value.get<std::string>();
+    malformed(detail::concat(path, " is ", value.type_name(), ", expected a string"));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (value.is_boolean()) return value.get<bool>();
+    malformed(detail::concat(path, " is ", value.type_name(), ", expected a boolean"));
+  } else {
+    static_assert(std::is_integral_v<T>);
+    if (value.is_number_unsigned()) {
+      if (const auto u = value.get<std::uint64_t>(); std::in_range<T>(u)) return static_cast<T>(u);
+    } else if (value.is_number_integer()) {
+      if (const auto i = value.get<std::int64_t>(); std::in_range<T>(i)) return static_cast<T>(i);
+    }
+    malformed(detail::concat(path, " is ", value.is_number() ? value.dump() : value.type_name(),
+                             ", expected ", std::is_signed_v<T> ? "a signed " : "an unsigned ",
+                             sizeof(T) * 8, "-bit integer"));
   }
+}
+
+const json& object_at(const json& value, const std::string& path) {
+  if (!value.is_object()) malformed(detail::concat(path, " is ", value.type_name(), ", expected an object"));
+  return value;
+}
+
+const json& array_at(const json& value, const std::string& path) {
+  if (!value.is_array()) malformed(detail::concat(path, " is ", value.type_name(), ", expected a list"));
+  return value;
+}
+
+// object[key] of an object, which must be there.
+const json& member(const json& object, const char* key, const std::string& where) {
+  const auto it = object.find(key);
+  if (it == object.end()) malformed(detail::concat(where, " has no \"", key, "\""));
+  return *it;
+}
+
+// object[key] as T, `fallback` where the key is absent.
+template <class T>
+T get_or(const json& object, const char* key, T fallback, const std::string& where) {
+  const auto it = object.find(key);
+  return it == object.end() ? fallback : convert<T>(*it, detail::concat(where, ".", key));
+}
+
+std::shared_ptr<const StackFrames> frames_from(const json& j, const std::string& where) {
+  const std::string path = detail::concat(where, ".frames");
+  array_at(j, path);
   auto frames = std::make_shared<StackFrames>();
-  for (const auto& f : j) frames->push_back({f.value("name", ""), f.value("filename", ""), f.value("line", 0)});
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string at = detail::concat(path, "[", i, "]");
+    const json& f = object_at(j[i], at);
+    frames->push_back({get_or<std::string>(f, "name", "", at),
+                       get_or<std::string>(f, "filename", "", at), get_or<int>(f, "line", 0, at)});
+  }
   return frames;
 }
 
@@ -50,18 +110,10 @@ const char* state_name(BlockSnapshot::State s) {
   return "inactive";
 }
 
+// object[key] as T, which must be there.
 template <class T>
-T get(const json& j, const char* key, const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end()) {
-    throw InvalidArgumentError("snapshot_from_json", detail::concat(where, " has no \"", key, "\""));
-  }
-  try {
-    return it->get<T>();
-  } catch (const json::exception& e) {
-    throw InvalidArgumentError("snapshot_from_json",
-                               detail::concat(where, ".", key, " has the wrong type: ", e.what()));
-  }
+T get(const json& object, const char* key, const std::string& where) {
+  return convert<T>(member(object, key, where), detail::concat(where, ".", key));
 }
 
 }  // namespace
@@ -164,33 +216,35 @@ MemorySnapshot snapshot_from_json(const std::string& text) {
   }
   if (!j.is_object()) throw InvalidArgumentError("snapshot_from_json", "the top level is not an object");
   MemorySnapshot snap;
-  snap.device = j.value("device", 0);
-  const json segments = get<json>(j, "segments", "snapshot");
-  if (!segments.is_array()) throw InvalidArgumentError("snapshot_from_json", "\"segments\" is not a list");
+  snap.device = get_or<int>(j, "device", 0, "snapshot");
+  const json& segments = array_at(member(j, "segments", "snapshot"), "segments");
   for (std::size_t i = 0; i < segments.size(); ++i) {
-    const json& s = segments[i];
     const std::string where = detail::concat("segments[", i, "]");
+    const json& s = object_at(segments[i], where);
     SegmentSnapshot seg;
     seg.device = get<int>(s, "device", where);
     seg.address = get<std::uintptr_t>(s, "address", where);
     seg.total_size = get<std::size_t>(s, "total_size", where);
-    seg.allocated_size = s.value("allocated_size", std::size_t{0});
-    seg.active_size = s.value("active_size", std::size_t{0});
-    seg.requested_size = s.value("requested_size", std::size_t{0});
-    seg.stream = s.value("stream", std::uintptr_t{0});
-    seg.is_small = s.value("segment_type", "large") == "small";
-    seg.is_expandable = s.value("is_expandable", false);
+    seg.allocated_size = get_or<std::size_t>(s, "allocated_size", 0, where);
+    seg.active_size = get_or<std::size_t>(s, "active_size", 0, where);
+    seg.requested_size = get_or<std::size_t>(s, "requested_size", 0, where);
+    seg.stream = get_or<std::uintptr_t>(s, "stream", 0, where);
+    seg.is_small = get_or<std::string>(s, "segment_type", "large", where) == "small";
+    seg.is_expandable = get_or<bool>(s, "is_expandable", false, where);
     if (auto pool = s.find("segment_pool_id"); pool != s.end() && pool->is_array() && pool->size() == 2) {
-      seg.pool = PoolId{(*pool)[0].get<std::uint64_t>(), (*pool)[1].get<std::uint64_t>()};
+      const std::string at = detail::concat(where, ".segment_pool_id");
+      seg.pool = PoolId{convert<std::uint64_t>((*pool)[0], at + "[0]"),
+                        convert<std::uint64_t>((*pool)[1], at + "[1]")};
     }
-    const json blocks = get<json>(s, "blocks", where);
+    const std::string blocks_at = detail::concat(where, ".blocks");
+    const json& blocks = array_at(member(s, "blocks", where), blocks_at);
     for (std::size_t k = 0; k < blocks.size(); ++k) {
-      const json& b = blocks[k];
-      const std::string bw = detail::concat(where, ".blocks[", k, "]");
+      const std::string bw = detail::concat(blocks_at, "[", k, "]");
+      const json& b = object_at(blocks[k], bw);
       BlockSnapshot bs;
       bs.address = get<std::uintptr_t>(b, "address", bw);
       bs.size = get<std::size_t>(b, "size", bw);
-      bs.requested_size = b.value("requested_size", std::size_t{0});
+      bs.requested_size = get_or<std::size_t>(b, "requested_size", 0, bw);
       const std::string state = get<std::string>(b, "state", bw);
       if (state == "active_allocated") bs.state = BlockSnapshot::State::active_allocated;
       else if (state == "active_pending_free") bs.state = BlockSnapshot::State::active_pending_free;
@@ -203,11 +257,12 @@ MemorySnapshot snapshot_from_json(const std::string& text) {
   }
   if (auto traces = j.find("device_traces"); traces != j.end()) {
     if (!traces->is_array()) throw InvalidArgumentError("snapshot_from_json", "\"device_traces\" is not a list");
-    if (static_cast<std::size_t>(snap.device) < traces->size()) {
-      const json& list = (*traces)[static_cast<std::size_t>(snap.device)];
+    if (snap.device >= 0 && static_cast<std::size_t>(snap.device) < traces->size()) {
+      const std::string list_at = detail::concat("device_traces[", snap.device, "]");
+      const json& list = array_at((*traces)[static_cast<std::size_t>(snap.device)], list_at);
       for (std::size_t i = 0; i < list.size(); ++i) {
-        const json& e = list[i];
-        const std::string where = detail::concat("device_traces[", snap.device, "][", i, "]");
+        const std::string where = detail::concat(list_at, "[", i, "]");
+        const json& e = object_at(list[i], where);
         TraceEntry t;
         const std::string action = get<std::string>(e, "action", where);
         bool known = false;
@@ -221,10 +276,10 @@ MemorySnapshot snapshot_from_json(const std::string& text) {
           }
         }
         if (!known) throw InvalidArgumentError("snapshot_from_json", detail::concat(where, ".action '", action, "' is unknown"));
-        t.address = e.value("addr", std::uintptr_t{0});
-        t.size = e.value("size", std::size_t{0});
-        t.stream = e.value("stream", std::uintptr_t{0});
-        t.time_us = e.value("time_us", std::int64_t{0});
+        t.address = get_or<std::uintptr_t>(e, "addr", 0, where);
+        t.size = get_or<std::size_t>(e, "size", 0, where);
+        t.stream = get_or<std::uintptr_t>(e, "stream", 0, where);
+        t.time_us = get_or<std::int64_t>(e, "time_us", 0, where);
         if (auto f = e.find("frames"); f != e.end()) t.frames = frames_from(*f, where);
         snap.trace.push_back(std::move(t));
       }

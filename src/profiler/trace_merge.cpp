@@ -21,7 +21,7 @@ TraceMergeResult merge(std::string_view trace_json, const graphs::KernelAnnotati
   nlohmann::json trace;
   try {
     trace = nlohmann::json::parse(trace_json);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // also out_of_range, for a number like 1e400
     malformed(source, cudakit::detail::concat("not valid JSON (", e.what(), ")"));
   }
   if (!trace.is_object())

@@ -1,0 +1,38 @@
+// Inputs the fuzz targets (fuzz/) found to break the profiler's readers, each of which must now
+// be refused with an InvalidArgumentError that says what is wrong.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cudakit/core/error.hpp"
+#include "cudakit/profiler/kernel_annotations.hpp"
+#include "cudakit/profiler/trace_merge.hpp"
+
+namespace cudakit::profiler {
+namespace {
+
+// Checks that read() throws InvalidArgumentError whose message contains `part`.
+template <class Read>
+void expect_refused(Read read, const std::string& part) {
+  try {
+    read();
+    FAIL() << "accepted; expected an error containing: " << part;
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+        << "message: " << e.what() << "\nexpected to contain: " << part;
+  }
+}
+
+// A number too large for a double is nlohmann's out_of_range, not its parse_error, and escaped
+// both readers.
+TEST(ProfilerFuzzFindings, NumbersNoDoubleHoldsAreRefused) {
+  expect_refused([] { (void)kernel_annotations_from_json(R"({"1": [{"scale": 884901128849018e9018}]})"); },
+                 "annotations: not valid JSON ([json.exception.out_of_range.406] number overflow "
+                 "parsing '884901128849018e9018')");
+  expect_refused([] { (void)merge_trace_annotations(R"({"traceEvents": [{"ts": -1e400}]})", {}); },
+                 "trace: not valid JSON ([json.exception.out_of_range.406] number overflow "
+                 "parsing '-1e400')");
+}
+
+}  // namespace
+}  // namespace cudakit::profiler
