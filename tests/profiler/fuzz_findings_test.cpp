@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cudakit/core/error.hpp"
-#include "cudakit/profiler/kernel_annotations.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 #include "cudakit/profiler/trace_merge.hpp"
 
 namespace cudakit::profiler {
@@ -26,7 +26,7 @@ void expect_refused(Read read, const std::string& part) {
 // A number too large for a double is nlohmann's out_of_range, not its parse_error, and escaped
 // both readers.
 TEST(ProfilerFuzzFindings, NumbersNoDoubleHoldsAreRefused) {
-  expect_refused([] { (void)kernel_annotations_from_json(R"({"1": [{"scale": 884901128849018e9018}]})"); },
+  expect_refused([] { (void)graphs::kernel_annotations_from_json(R"({"1": [{"scale": 884901128849018e9018}]})"); },
                  "annotations: not valid JSON ([json.exception.out_of_range.406] number overflow "
                  "parsing '884901128849018e9018')");
   expect_refused([] { (void)merge_trace_annotations(R"({"traceEvents": [{"ts": -1e400}]})", {}); },
