@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cudakit/core/error.hpp"
+#include "support/expect_refused.hpp"
 #include "cudakit/memory/alloc_trace.hpp"
 #include "cudakit/memory/allocator_config.hpp"
 #include "cudakit/memory/memviz.hpp"
@@ -16,17 +17,7 @@
 namespace cudakit::memory {
 namespace {
 
-// Checks that read() throws InvalidArgumentError whose message contains `part`.
-template <class Read>
-void expect_refused(Read read, const std::string& part) {
-  try {
-    read();
-    FAIL() << "accepted; expected an error containing: " << part;
-  } catch (const InvalidArgumentError& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
-        << "message: " << e.what() << "\nexpected to contain: " << part;
-  }
-}
+using cudakit::testing::expect_refused;
 
 // The message of a gzip read error used to be read after gzclose had freed it.
 TEST(MemoryFuzzFindings, CorruptGzipTraceNamesZlibsError) {

@@ -23,27 +23,16 @@
 #include "support/cudakit_cli.hpp"
 #include "support/paths.hpp"
 #include "support/scratch_dir.hpp"
+#include "support/test_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using cudakit::memory::render_memviz_html;
 using cudakit::testing::ScratchDir;
+using cudakit::testing::read_file;
+using cudakit::testing::write_file;
 using nlohmann::json;
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << "cannot read " << path;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  ASSERT_TRUE(out) << "cannot write " << path;
-}
 
 fs::path fixture_path(const std::string& name) {
   return fs::path(cudakit::testing::test_data_dir()) / "memory" / name;

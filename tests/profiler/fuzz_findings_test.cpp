@@ -5,23 +5,14 @@
 #include <string>
 
 #include "cudakit/core/error.hpp"
+#include "support/expect_refused.hpp"
 #include "cudakit/graphs/kernel_annotations.hpp"
 #include "cudakit/profiler/trace_merge.hpp"
 
 namespace cudakit::profiler {
 namespace {
 
-// Checks that read() throws InvalidArgumentError whose message contains `part`.
-template <class Read>
-void expect_refused(Read read, const std::string& part) {
-  try {
-    read();
-    FAIL() << "accepted; expected an error containing: " << part;
-  } catch (const InvalidArgumentError& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
-        << "message: " << e.what() << "\nexpected to contain: " << part;
-  }
-}
+using cudakit::testing::expect_refused;
 
 // A number too large for a double is nlohmann's out_of_range, not its parse_error, and escaped
 // both readers.

@@ -16,6 +16,7 @@
 #include "support/cudakit_cli.hpp"
 #include "support/paths.hpp"
 #include "support/scratch_dir.hpp"
+#include "support/test_files.hpp"
 
 namespace {
 
@@ -23,22 +24,11 @@ namespace fs = std::filesystem;
 using cudakit::testing::CliRun;
 using cudakit::testing::run_cudakit;
 using cudakit::testing::ScratchDir;
+using cudakit::testing::read_file;
+using cudakit::testing::write_file;
 
 constexpr int kUsage = 2;
 constexpr int kFailure = 1;
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  ASSERT_TRUE(out) << "cannot write " << path;
-}
 
 std::set<std::string> files_in(const fs::path& dir) {
   std::set<std::string> names;
