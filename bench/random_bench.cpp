@@ -1,6 +1,6 @@
 // rand and randn on 2^28 float32 elements (1 GiB written per draw), in TB/s written, beside a
 // cudaMemsetAsync of the same bytes (the fill ceiling). Run bench/torch_random_bench.py in the
-// same session for torch's numbers. See notes/tensor_random.md for the instruction counts.
+// same run for torch's numbers. See notes/tensor_random.md for the instruction counts.
 
 #include <benchmark/benchmark.h>
 

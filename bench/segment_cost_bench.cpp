@@ -101,7 +101,7 @@ int main() {
                 std::chrono::duration<double, std::micro>(t1 - t0).count() / pages,
                 std::chrono::duration<double, std::micro>(t2 - t1).count() / pages);
   }
-  // What recycling single pages would cost (notes/allocator.md, "Session 4"): a page can only be
+  // What recycling single pages would cost (notes/allocator.md, "2026-11-30, 3232bd4"): a page can only be
   // released with its whole handle, so releasing pages one by one needs one handle per page.
   // Growth by k page handles (one set-access over the run) against one handle of k pages, and
   // moving a page handle to another address.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""torch's side of bench/graph_bench.cu, measured the same way in the same session:
+"""torch's side of bench/graph_bench.cu, measured the same way in the same run:
 replay() host time of an 8-kernel graph and of a graph drawing random numbers, GPU time per
 kernel of a replayed 1000-kernel graph of tiny dependent kernels, and what torch.profiler adds
 to the GPU time of replays of 1000 kernels (tiny, ~10 us, ~50 us; torch.cuda._sleep spins).

@@ -2,7 +2,7 @@
 """torch.rand / torch.randn on 2^28 float32 elements in TB/s written, timed like
 bench/random_bench.cpp (CUDA events around eight back-to-back calls, so that the GPU never waits
 for Python to enqueue the next one; warm-up first), median and best of 30 samples.
-Run both in one session on the same GPU to compare:  python3 bench/torch_random_bench.py"""
+Run both in one call on the same GPU to compare:  python3 bench/torch_random_bench.py"""
 import statistics
 import sys
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Simulator of cudakit's expandable-arena caching allocator on a recorded trace: today's
 policy (baseline) and page-recycling variants studied for trace_serve_kv's fragmentation
-(notes/allocator.md, "Session 3: a lead for serve_kv"). A development tool, not part of the build.
+(notes/allocator.md, "2026-11-30, cefe5ac: a lead for serve_kv"). A development tool, not part of the build.
 
 Models
   baseline : best fit (smallest hole, tie lowest addr) + top extension, pages never unmapped.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How low can placement alone take peak reserved on the recorded traces? A development tool
-(notes/allocator.md, "Session 5"), not part of the build; plain Python, ~2 minutes.
+(notes/allocator.md, "2026-11-30, 5f614e5"), not part of the build; plain Python, ~2 minutes.
 
 Every block keeps one address range for its life (no moving, no page recycling); the figure is
 the address high-water rounded up to a 2 MiB page over peak live bytes, as the allocator reports
