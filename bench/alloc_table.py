@@ -35,7 +35,7 @@ for w, vals in rows.items():
 runs = [f"{a} {n}" for a, n in processes.items() if n > 1]
 if runs:
     print(f"(median of processes: {', '.join(runs)})")
-for t in ("gpt_train", "serve_kv"):
+for t in sorted({w.rsplit(".", 1)[0] for w in rows if w.endswith(".peak_reserved_MiB")}):
     for n in names:
         try:
             print(f"{t} {n}: peak reserved / peak allocated = {rows[t + '.peak_reserved_MiB'][n] / rows[t + '.peak_allocated_MiB'][n]:.3f}")

@@ -6,7 +6,9 @@ B=${BUNDLE:-gpu-bundle}
 out=${OUT:-/tmp/cudakit-bench}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/$B/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-T="gpt_train $B/data/alloc-traces/trace_gpt_train.csv.gz serve_kv $B/data/alloc-traces/trace_serve_kv.csv.gz"
+# Every recorded trace (tests/data/alloc-traces), labelled by its name.
+T=""
+for f in "$B"/data/alloc-traces/trace_*.csv.gz; do n=$(basename "$f" .csv.gz); T="$T ${n#trace_} $f"; done
 [ "${SKIP_TIER:-0}" = 1 ] || "$B/gpu-tier.sh" "$out/tier" 2>&1 | tail -25
 echo "== allocators (cudakit, PyTorch C++, cudaMallocAsync, cudaMalloc)"
 # cudakit and torch alternate in three processes each: on these VMs one process runs 20-30%
@@ -22,7 +24,7 @@ echo "== allocators (cudakit, PyTorch C++, cudaMallocAsync, cudaMalloc)"
   "$B/bin/alloc_bench" --only cudaMalloc
 } > "$out/alloc.jsonl" 2> "$out/alloc.err"
 python3 bench/alloc_table.py "$out/alloc.jsonl"
-for t in gpt_train serve_kv; do "$B/bin/cudakit" alloc-replay "$B/data/alloc-traces/trace_$t.csv.gz" --json; done
+for f in "$B"/data/alloc-traces/trace_*.csv.gz; do "$B/bin/cudakit" alloc-replay "$f" --json; done
 echo "== core"
 "$B/bin/core_bench" --benchmark_min_time=0.2 2>&1 | grep -E "^BM_" | tee "$out/core.txt"
 if [ -x "$B/bin/random_bench" ]; then

@@ -52,6 +52,10 @@ constexpr std::size_t kSmallSegment = 2u << 20;     // classic small-pool segmen
 constexpr std::size_t kMediumSegment = 20u << 20;   // classic segment for requests < 10 MiB
 constexpr std::size_t kMediumLimit = 10u << 20;
 constexpr std::size_t kSegmentRound = 2u << 20;
+// See Note [Memory across streams].
+constexpr std::uint64_t kAllocationsPerMark = 256;  // a power of two
+constexpr std::uint32_t kFreesPerMark = 16;
+constexpr std::uint32_t kBorrowsBeforeGrowing = 64;
 // See Note [Growing ahead].
 constexpr std::uint64_t kGrowthStreak = 64;           // allocations between growths in a streak
 constexpr std::size_t kAheadFractionFilling = 8;      // ahead at most mapped / 8 while filling,
@@ -558,6 +562,10 @@ struct Engine {
     if (s.pending_frees.any_deferred()) [[unlikely]] s.pending_frees.record_deferred(*events);
     if (s.pending_frees.any_pending()) complete_pending(s, false);
     if (s.awaiting_count) [[unlikely]] complete_awaiting(s, true);
+    // See Note [Memory across streams]: now and then, a mark for other streams.
+    if ((s.allocations & (kAllocationsPerMark - 1)) == 0 && lends_across_streams(s)) [[unlikely]] {
+      s.marks.poll(*events, s.stream, s.marks.stamp(), true);
+    }
     if (s.recent && s.recent->size == rounded) {
       Block* b = std::exchange(s.recent, nullptr);
       void* p = take(s, b, rounded, bytes);
@@ -569,6 +577,7 @@ struct Engine {
     Block* b = find_free(s, rounded, expandable);
     if (b) {
       remove_free(s, b);
+      if (s.borrows_in_a_row.load(std::memory_order_relaxed)) s.borrows_in_a_row.store(0, std::memory_order_relaxed);
     } else {
       if (s.awaiting_count) {
         complete_awaiting(s, true);  // what this shard lent may be back
@@ -578,6 +587,7 @@ struct Engine {
       if (b) {
         remove_free(s, b);
       } else if (may_borrow(s)) {
+        s.marks.poll(*events, s.stream, s.marks.stamp(), true);
         const std::size_t own_tail = free_tail_bytes(s);
         s.lock.unlock();
         if (void* p = allocate_elsewhere(bytes, s, rounded, expandable, own_tail)) return p;
@@ -586,7 +596,10 @@ struct Engine {
         b = find_free(s, rounded, expandable);  // freed here meanwhile
         if (b) remove_free(s, b);
       }
-      if (!b) b = obtain(s, rounded, expandable);
+      if (!b) {
+        b = obtain(s, rounded, expandable);
+        if (b) s.borrows_in_a_row.store(0, std::memory_order_relaxed);
+      }
       if (!b) {
         s.lock.unlock();
         return allocate_after_release(bytes, s, rounded, expandable);
@@ -598,9 +611,12 @@ struct Engine {
   }
 
   // ---- memory across streams (See Note [Memory across streams]) ----
+  bool lends_across_streams(const Shard& s) const {
+    return config.cross_stream_reuse != CrossStreamReuse::off && s.pool->shard_count.load(std::memory_order_relaxed) > 1;
+  }
   bool may_borrow(const Shard& s) const {
-    return config.cross_stream_reuse != CrossStreamReuse::off &&
-           s.pool->shard_count.load(std::memory_order_relaxed) > 1 && !events->capturing(s.stream);
+    return lends_across_streams(s) && s.borrows_in_a_row.load(std::memory_order_relaxed) < kBorrowsBeforeGrowing &&
+           !events->capturing(s.stream);
   }
 
   // Bytes of the free block at the end of the shard's expandable arena (shard locked).
@@ -655,10 +671,20 @@ struct Engine {
     // The best fit regardless; whether its last use on t's stream has finished, the marks say.
     Block* b = find_free(t, rounded, expandable);
     if (!b) return nullptr;
-    if (t.marks.poll(*events, t.stream, b->freed_at)) return b;
-    if (config.cross_stream_reuse != CrossStreamReuse::dependencies || events->capturing(t.stream)) return nullptr;
-    events->make_wait(requester.stream, t.marks.covering_mark(*events, t.stream, b->freed_at));
+    if (t.marks.poll(*events, t.stream, b->freed_at, false)) return b;
+    if (config.cross_stream_reuse != CrossStreamReuse::dependencies || !t.marks.in_flight_covers(b->freed_at)) {
+      return nullptr;
+    }
+    events->make_wait(requester.stream, t.marks.in_flight_token());
     return b;
+  }
+
+  // After a free on s's stream: a mark when none is in flight; else, every kFreesPerMark frees,
+  // whether the one in flight is done (a new one then). See Note [Memory across streams].
+  void mark_frees(Shard& s) {
+    if (s.marks.in_flight() && ++s.frees_since_mark < kFreesPerMark) return;
+    s.frees_since_mark = 0;
+    s.marks.poll(*events, s.stream, s.marks.stamp(), true);
   }
 
   // A lent block's free waits for its borrower's marks (shard t locked).
@@ -679,7 +705,7 @@ struct Engine {
       Shard& user = *q.user;
       if (advance && !user.marks.covers(q.frees.front().stamp) && user.lock.try_lock()) {
         try {
-          user.marks.poll(*events, user.stream, q.frees.back().stamp);
+          user.marks.poll(*events, user.stream, q.frees.back().stamp, false);
         } catch (...) {
           user.lock.unlock();
           throw;
@@ -717,6 +743,7 @@ struct Engine {
     void* p = take(t, b, rounded, bytes);
     b->borrower = &requester;
     b->extra_streams.push_back(requester.stream);
+    requester.borrows_in_a_row.fetch_add(1, std::memory_order_relaxed);
     ++t.stats.num_cross_stream_reuses;
     return p;
   }
@@ -824,9 +851,25 @@ struct Engine {
     // A lent block's every use is on other streams than s's, which its free waits for: it is
     // then free for all. See Note [Memory across streams].
     b->freed_at = b->borrower ? 0 : s.marks.stamp();
+    // Now and then a mark, so that other streams learn when these frees' work is done. The
+    // stream is alive at its blocks' frees (as cudaFreeAsync needs it): See Note [Memory across
+    // streams].
+    if (lends_across_streams(s)) [[unlikely]] mark_frees(s);
     if (b->borrower && b->extra_streams.size() == 1) {
       b->state = Block::State::pending;
       await_borrower(s, b);
+      // The borrower's stream is alive at this free: a mark there now tells s when the block is
+      // back (try-lock only: never wait for a second shard lock).
+      Shard& user = *b->borrower;
+      if (user.lock.try_lock()) {
+        try {
+          user.marks.cover(*events, user.stream, user.marks.stamp());
+        } catch (...) {
+          user.lock.unlock();
+          throw;
+        }
+        user.lock.unlock();
+      }
       return;
     }
     if (!b->extra_streams.empty()) {

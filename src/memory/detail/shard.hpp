@@ -3,6 +3,7 @@
 // statistics]).
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -57,6 +58,10 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   };
   std::vector<AwaitingFrees> awaiting;
   std::size_t awaiting_count = 0;
+  // Requests served by other streams' memory since this shard last grew; written by the
+  // requesting thread under the lender's lock, hence atomic.
+  std::atomic<std::uint32_t> borrows_in_a_row{0};
+  std::uint32_t frees_since_mark = 0;
   MemoryStats stats;
   // See Note [Recently freed block] in caching_allocator.cpp.
   Block* recent = nullptr;

@@ -25,9 +25,11 @@ class [[gnu::visibility("hidden")]] StreamMarks {
   }
 
   // Finds out, without waiting, whether the work before a free stamped `wanted` has finished: the
-  // mark in flight completed, or the stream is idle now. When neither says so and no mark is in
-  // flight, records one (not on a capturing stream). Returns covers(wanted).
-  bool poll(StreamEvents& events, StreamKey stream, std::uint64_t wanted) {
+  // mark in flight completed or, with `may_touch_stream`, the stream is idle now. When neither
+  // says so and no mark is in flight, records one then (not on a capturing stream). Only an
+  // allocation on the stream itself passes `may_touch_stream`: the stream is alive then, where
+  // otherwise the program may have destroyed it (See Note [Memory across streams]).
+  bool poll(StreamEvents& events, StreamKey stream, std::uint64_t wanted, bool may_touch_stream) {
     if (covers(wanted)) return true;
     if (in_flight_) {
       if (!events.query(token_)) return false;  // one mark in flight at a time
@@ -36,6 +38,7 @@ class [[gnu::visibility("hidden")]] StreamMarks {
       in_flight_ = false;
       if (covers(wanted)) return true;
     }
+    if (!may_touch_stream) return false;
     if (events.capturing(stream)) return false;  // neither a query nor an event is allowed there
     const std::uint64_t index = recorded_.fetch_add(1, std::memory_order_seq_cst) + 1;
     if (events.idle(stream)) {
@@ -48,18 +51,24 @@ class [[gnu::visibility("hidden")]] StreamMarks {
     return false;
   }
 
-  // For a free stamped `stamp` that poll() found unfinished: a mark covering it that another
-  // stream can be made to wait on, the one in flight or a new one (the stream must not capture).
-  StreamEvents::Token covering_mark(StreamEvents& events, StreamKey stream, std::uint64_t stamp) {
-    if (in_flight_ && stamp <= token_index_) return token_;
+  // At a free stamped `stamp` on this stream (which is alive then): makes sure a mark covering
+  // it exists, recording one (in place of an older one in flight) if none does. Then poll()
+  // will find it covered once its work is done, whoever asks.
+  void cover(StreamEvents& events, StreamKey stream, std::uint64_t stamp) {
+    if (poll(events, stream, stamp, true) || in_flight_covers(stamp) || events.capturing(stream)) return;
     const std::uint64_t index = recorded_.fetch_add(1, std::memory_order_seq_cst) + 1;
     const StreamEvents::Token token = events.record(stream);
     if (in_flight_) events.release(token_);  // the new mark covers more
     token_ = token;
     token_index_ = index;
     in_flight_ = true;
-    return token_;
   }
+
+  // For a free stamped `stamp` that poll() found unfinished: the mark in flight, when it covers
+  // it, for another stream to be made to wait on.
+  [[nodiscard]] bool in_flight() const noexcept { return in_flight_; }
+  [[nodiscard]] bool in_flight_covers(std::uint64_t stamp) const noexcept { return in_flight_ && stamp <= token_index_; }
+  [[nodiscard]] StreamEvents::Token in_flight_token() const noexcept { return token_; }
 
   // Drops the mark in flight, if any, without waiting for it (the allocator is going away).
   void release(StreamEvents& events) noexcept {
