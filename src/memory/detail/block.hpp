@@ -42,6 +42,7 @@ struct [[gnu::visibility("hidden")]] BlockFields {
   std::uint32_t bin = 0;
   enum class State : std::uint8_t { free, allocated, pending } state = State::free;
   bool indexed = false;
+  bool oversize = false;  // allocated at or above max_split_size (counted in oversize_allocations)
   int pending_events = 0;
 };
 struct [[gnu::visibility("hidden")]] Block : BlockFields {
