@@ -129,8 +129,12 @@ cudaStream_t Stream::release() {
 }
 
 void Stream::destroy() noexcept {
+  if (handle_ == nullptr) return;
+  // Before: a listener may still mark the work queued on the stream (the caching allocator
+  // does, for frees that wait for it: See Note [Frees during capture]).
+  CUDAKIT_TRACE_NOTHROW({.kind = TraceEventKind::stream_destroy, .device = device_, .stream = handle_});
   // cudaStreamDestroy returns at once; work already queued still completes.
-  if (handle_ != nullptr) CUDAKIT_WARN_CUDA(cudaStreamDestroy(std::exchange(handle_, nullptr)));
+  CUDAKIT_WARN_CUDA(cudaStreamDestroy(std::exchange(handle_, nullptr)));
 }
 
 }  // namespace cudakit

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
+#include <optional>
+#include <string>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
@@ -61,35 +64,6 @@ ColonPair split_at_colon(std::string_view item) {
   return {trim(item.substr(0, colon)), trim(item.substr(colon + 1)), true};
 }
 
-[[noreturn]] void bad(std::string_view key, std::string_view value, std::string_view why) {
-  throw InvalidArgumentError("AllocatorConfig::parse",
-                             detail::concat("'", key, ":", value, "': ", why));
-}
-
-// Finite values only: from_chars also reads "inf" and "nan", which no key means and which pass
-// the range checks below (NaN compares false) on their way to a cast to an integer.
-double parse_double(std::string_view key, std::string_view value) {
-  // from_chars for double is in GCC 12's libstdc++.
-  double out = 0;
-  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-  if (ec != std::errc() || end != value.data() + value.size()) bad(key, value, "not a number");
-  if (!std::isfinite(out)) bad(key, value, "not a finite number");
-  return out;
-}
-
-// `mib` MiB in bytes; beyond what a size_t holds the cast is undefined, so that is an error.
-std::size_t mib_to_bytes(std::string_view key, std::string_view value, double mib) {
-  const double bytes = mib * 1048576.0;
-  if (!(bytes < 0x1p64)) bad(key, value, "too large (the size in bytes must fit in 64 bits)");
-  return static_cast<std::size_t>(bytes);
-}
-
-bool parse_bool(std::string_view key, std::string_view value) {
-  if (value == "True" || value == "true" || value == "1") return true;
-  if (value == "False" || value == "false" || value == "0") return false;
-  bad(key, value, "expected True or False");
-}
-
 // Whether `d` is a whole power of two no larger than `max` (range first: the cast needs it).
 bool is_power_of_two_up_to(double d, std::uint64_t max) {
   if (!(d >= 1 && d <= static_cast<double>(max))) return false;
@@ -97,49 +71,226 @@ bool is_power_of_two_up_to(double d, std::uint64_t max) {
   return d == static_cast<double>(n) && std::has_single_bit(n);
 }
 
-unsigned parse_divisions(std::string_view key, std::string_view value, std::string_view entry) {
-  const double d = parse_double(key, entry);
-  if (d != 0 && !is_power_of_two_up_to(d, 64)) {
-    bad(key, value, detail::concat("divisions '", entry, "' must be 0 or a power of two up to 64"));
+// Reads one config text for `api` ("AllocatorConfig::parse", "set_allocator_settings"): every
+// refusal names the API, the item and why.
+struct Reader {
+  std::string_view api;
+
+  [[noreturn]] void bad(std::string_view key, std::string_view value, std::string_view why) const {
+    throw InvalidArgumentError(std::string(api), detail::concat("'", key, ":", value, "': ", why));
   }
-  return static_cast<unsigned>(d);
+
+  // Finite values only: from_chars also reads "inf" and "nan", which no key means and which pass
+  // the range checks below (NaN compares false) on their way to a cast to an integer.
+  double number(std::string_view key, std::string_view value) const {
+    // from_chars for double is in GCC 12's libstdc++.
+    double out = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+    if (ec != std::errc() || end != value.data() + value.size()) bad(key, value, "not a number");
+    if (!std::isfinite(out)) bad(key, value, "not a finite number");
+    return out;
+  }
+
+  // `mib` MiB in bytes; beyond what a size_t holds the cast is undefined, so that is an error.
+  std::size_t mib_to_bytes(std::string_view key, std::string_view value, double mib) const {
+    const double bytes = mib * 1048576.0;
+    if (bytes < 0) bad(key, value, "must not be negative");
+    if (!(bytes < 0x1p64)) bad(key, value, "too large (the size in bytes must fit in 64 bits)");
+    return static_cast<std::size_t>(bytes);
+  }
+
+  bool boolean(std::string_view key, std::string_view value) const {
+    if (value == "True" || value == "true" || value == "1") return true;
+    if (value == "False" || value == "false" || value == "0") return false;
+    bad(key, value, "expected True or False");
+  }
+
+  unsigned divisions(std::string_view key, std::string_view value, std::string_view entry) const {
+    const double d = number(key, entry);
+    if (d != 0 && !is_power_of_two_up_to(d, 64)) {
+      bad(key, value, detail::concat("divisions '", entry, "' must be 0 or a power of two up to 64"));
+    }
+    return static_cast<unsigned>(d);
+  }
+
+  // torch's list form: "[B:d,...,>:d]", B a power of two in MiB naming the interval that starts
+  // there (entry log2(B)); the first entry also covers every interval below it, ">" every one
+  // after the last entry named.
+  void divisions_list(std::string_view key, std::string_view value,
+                      std::array<unsigned, AllocatorConfig::kRoundupIntervals>& out) const {
+    std::string_view list = value.substr(1, value.size() - 2);
+    bool first = true;
+    std::size_t last = 0;
+    while (!list.empty()) {
+      const std::string_view entry = pop_item(list, list.find(','));
+      const auto [bound, count, has_colon] = split_at_colon(entry);
+      if (!has_colon) bad(key, value, detail::concat("entry '", entry, "' is not B:divisions"));
+      const unsigned d = divisions(key, value, count);
+      if (bound == ">") {
+        std::fill(out.begin() + static_cast<std::ptrdiff_t>(std::min(last + 1, out.size())), out.end(), d);
+        continue;
+      }
+      const double b = number(key, bound);
+      if (!is_power_of_two_up_to(b, std::uint64_t{1} << 63)) {
+        bad(key, value, detail::concat("interval '", bound, "' must be a power of two (MiB)"));
+      }
+      const auto mib = static_cast<std::uint64_t>(b);
+      const std::size_t index = std::min<std::size_t>(std::bit_width(mib) - 1, out.size() - 1);
+      if (first) std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(index), d);
+      first = false;
+      out[index] = d;
+      last = index;
+    }
+  }
+
+  CrossStreamReuse cross_stream_reuse(std::string_view key, std::string_view value) const {
+    for (auto mode : {CrossStreamReuse::off, CrossStreamReuse::opportunistic, CrossStreamReuse::dependencies}) {
+      if (value == memory::to_string(mode)) return mode;
+    }
+    bad(key, value, "expected off, opportunistic or dependencies");
+  }
+  // Sets the field `key` names from `value`; false for a key that is not one of ours.
+  bool apply(std::string_view key, std::string_view value, AllocatorConfig& config) const;
+  // Every item of `text`, in order: (key, value) to `item`.
+  template <class Item>
+  void items(std::string_view text, Item&& item) const;
+};
+
+bool Reader::apply(std::string_view key, std::string_view value, AllocatorConfig& config) const {
+  if (key == "large_segment_size_mb") {
+    const double mb = number(key, value);
+    // torch's bound: requests under 10 MiB share these segments, so they must be larger.
+    if (mb <= 10) bad(key, value, "must be greater than 10 (MiB)");
+    config.large_segment_size = mib_to_bytes(key, value, mb);
+  } else if (key == "max_split_size_mb") {
+    config.max_split_size = mib_to_bytes(key, value, number(key, value));
+  } else if (key == "max_non_split_rounding_mb") {
+    config.max_non_split_rounding = mib_to_bytes(key, value, number(key, value));
+  } else if (key == "garbage_collection_threshold") {
+    const double t = number(key, value);
+    if (!(t > 0.0 && t < 1.0)) bad(key, value, "must lie strictly between 0 and 1");
+    config.garbage_collection_threshold = t;
+  } else if (key == "expandable_segments") {
+    config.expandable_segments = boolean(key, value);
+  } else if (key == "roundup_power2_divisions") {
+    config.roundup_power2_divisions = {};
+    if (value.starts_with('[') && value.ends_with(']')) {
+      divisions_list(key, value, config.roundup_power2_divisions);
+    } else {
+      config.roundup_power2_divisions.fill(divisions(key, value, value));
+    }
+  } else if (key == "per_process_memory_fraction") {
+    const double f = number(key, value);
+    if (!(f > 0.0 && f <= 1.0)) bad(key, value, "must lie in (0, 1]");
+    config.per_process_memory_fraction = f;
+  } else if (key == "cross_stream_reuse") {
+    config.cross_stream_reuse = cross_stream_reuse(key, value);
+  } else if (key == "pinned_use_cuda_host_register") {
+    config.pinned_use_host_register = boolean(key, value);
+  } else if (key == "pinned_num_register_threads") {
+    const double n = number(key, value);
+    if (!is_power_of_two_up_to(n, kMaxRegisterThreads)) {
+      bad(key, value, detail::concat("must be a power of two from 1 to ", kMaxRegisterThreads));
+    }
+    config.pinned_num_register_threads = static_cast<unsigned>(n);
+  } else {
+    return false;
+  }
+  return true;
 }
 
-// torch's list form: "[B:d,...,>:d]", B a power of two in MiB naming the interval that starts
-// there (entry log2(B)); the first entry also covers every interval below it, ">" every one
-// after the last entry named.
-void parse_divisions_list(std::string_view key, std::string_view value,
-                          std::array<unsigned, AllocatorConfig::kRoundupIntervals>& out) {
-  std::string_view list = value.substr(1, value.size() - 2);
-  bool first = true;
-  std::size_t last = 0;
-  while (!list.empty()) {
-    const std::string_view entry = pop_item(list, list.find(','));
-    const auto [bound, count, has_colon] = split_at_colon(entry);
-    if (!has_colon) bad(key, value, detail::concat("entry '", entry, "' is not B:divisions"));
-    const unsigned divisions = parse_divisions(key, value, count);
-    if (bound == ">") {
-      std::fill(out.begin() + static_cast<std::ptrdiff_t>(std::min(last + 1, out.size())), out.end(), divisions);
-      continue;
+template <class Item>
+void Reader::items(std::string_view text, Item&& item) const {
+  while (!text.empty()) {
+    // Items are comma-separated; a bracketed list's commas belong to its value.
+    std::size_t comma = text.find(',');
+    const std::size_t bracket = text.find('[');
+    if (bracket < comma) {
+      const std::size_t close = text.find(']', bracket);
+      if (close == std::string_view::npos) {
+        const auto [key, value, has_colon] = split_at_colon(trim(text));
+        bad(key, value, "'[' without a closing ']'");
+      }
+      comma = text.find(',', close);
     }
-    const double b = parse_double(key, bound);
-    if (!is_power_of_two_up_to(b, std::uint64_t{1} << 63)) {
-      bad(key, value, detail::concat("interval '", bound, "' must be a power of two (MiB)"));
-    }
-    const auto mib = static_cast<std::uint64_t>(b);
-    const std::size_t index = std::min<std::size_t>(std::bit_width(mib) - 1, out.size() - 1);
-    if (first) std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(index), divisions);
-    first = false;
-    out[index] = divisions;
-    last = index;
+    const std::string_view entry = pop_item(text, comma);
+    if (entry.empty()) continue;
+    const auto [key, value, has_colon] = split_at_colon(entry);
+    if (!has_colon) bad(entry, "", "expected key:value");
+    item(key, value);
   }
 }
 
-CrossStreamReuse parse_cross_stream_reuse(std::string_view key, std::string_view value) {
-  for (auto mode : {CrossStreamReuse::off, CrossStreamReuse::opportunistic, CrossStreamReuse::dependencies}) {
-    if (value == to_string(mode)) return mode;
+constexpr std::string_view kKnownKeys =
+    "large_segment_size_mb, max_split_size_mb, max_non_split_rounding_mb, "
+    "garbage_collection_threshold, expandable_segments, roundup_power2_divisions, "
+    "per_process_memory_fraction, cross_stream_reuse, pinned_use_cuda_host_register, "
+    "pinned_num_register_threads";
+
+// Parses `text` over `config`, refusing keys `allowed` rejects (with the reason it returns),
+// then checks the sizes against each other as torch does.
+template <class Allowed>
+AllocatorConfig parse_with(const Reader& reader, std::string_view text, AllocatorConfig config,
+                           Allowed&& allowed) {
+  bool large_segment_named = false;
+  std::optional<std::string_view> split_value, rounding_value;  // as written, for the errors
+  reader.items(text, [&](std::string_view key, std::string_view value) {
+    if (const std::string_view why = allowed(key); !why.empty()) reader.bad(key, value, why);
+    if (!reader.apply(key, value, config)) {
+      if (const std::string_view why = unsupported_torch_key(key); !why.empty()) {
+        reader.bad(key, value, detail::concat("a PYTORCH_CUDA_ALLOC_CONF key that cudakit does not implement: ", why));
+      }
+      reader.bad(key, value, detail::concat("unknown key (known: ", kKnownKeys, ")"));
+    }
+    large_segment_named |= key == "large_segment_size_mb";
+    if (key == "max_non_split_rounding_mb") rounding_value = value;
+    if (key == "max_split_size_mb") split_value = value;
+  });
+  // torch's relations between the sizes, checked once every key is read (their order in the
+  // text does not matter): max_non_split_rounding starts at the large-segment size, and neither
+  // it nor max_split_size may be below it.
+  const std::size_t segment_mib = config.large_segment_size >> 20;
+  if (large_segment_named && !rounding_value) config.max_non_split_rounding = config.large_segment_size;
+  const auto written = [](std::optional<std::string_view> value, std::size_t bytes) {
+    return value ? std::string(*value) : detail::concat(bytes >> 20);
+  };
+  const bool limited = config.max_split_size != std::numeric_limits<std::size_t>::max();
+  if (limited && config.max_split_size <= config.large_segment_size) {
+    reader.bad("max_split_size_mb", written(split_value, config.max_split_size),
+               detail::concat("must be greater than ", segment_mib, " (MiB), the large-segment size"));
   }
-  bad(key, value, "expected off, opportunistic or dependencies");
+  if (config.max_non_split_rounding < config.large_segment_size) {
+    reader.bad("max_non_split_rounding_mb", written(rounding_value, config.max_non_split_rounding),
+               detail::concat("must be at least ", segment_mib, " (MiB), the large-segment size"));
+  }
+  return config;
+}
+
+// Note [Settings at run time]
+// set_allocator_settings (torch.cuda.memory._set_allocator_settings) re-reads the config text
+// in a running program. torch accepts every key there but `backend` (which must equal the one
+// read at start-up); what each changes is what its allocator reads afterwards:
+//  - large_segment_size_mb, max_split_size_mb, max_non_split_rounding_mb, roundup_power2_divisions
+//    and garbage_collection_threshold apply to the next request; blocks already cut stay as they
+//    are (a block split under an old max_split_size stays split until it merges back);
+//  - expandable_segments applies to memory obtained from then on: existing segments and arenas
+//    keep serving requests, new ones are of the new kind;
+//  - per_process_memory_fraction is applied to every existing allocator too (torch reads it only
+//    when a device's allocator is created, so there a change reaches only later devices; a
+//    setting that silently does nothing would be worse than this difference).
+// The pinned keys are refused: cudakit's pinned allocator picks its memory provider (cudaHostAlloc
+// or mmap + cudaHostRegister) once, when created. torch's parse also resets max_split_size_mb,
+// roundup_power2_divisions and garbage_collection_threshold to their defaults whenever they are
+// not named; here a key not named keeps its value, so that a call changes what it names only.
+// The whole text is parsed before anything is applied: a refused call changes nothing.
+
+// Why a key cannot change in a running allocator; empty for one that can (or is unknown).
+std::string_view fixed_at_creation(std::string_view key) {
+  if (key == "pinned_use_cuda_host_register" || key == "pinned_num_register_threads") {
+    return "cannot change at run time: the pinned host allocator chooses how it obtains memory "
+           "when it is created (on first use); set it in CUDAKIT_ALLOC_CONF";
+  }
+  return {};
 }
 
 }  // namespace
@@ -153,76 +304,21 @@ const char* to_string(CrossStreamReuse mode) noexcept {
   return "?";
 }
 
-unsigned AllocatorConfig::roundup_divisions(std::size_t bytes) const noexcept {
+std::size_t AllocatorConfig::roundup_interval(std::size_t bytes) noexcept {
   const int log2 = std::bit_width(bytes) - 1;  // intervals start at 1 MiB = 2^20
-  const std::size_t index = log2 > 20 ? std::min<std::size_t>(log2 - 20, kRoundupIntervals - 1) : 0;
-  return roundup_power2_divisions[index];
+  return log2 > 20 ? std::min<std::size_t>(log2 - 20, kRoundupIntervals - 1) : 0;
+}
+
+unsigned AllocatorConfig::roundup_divisions(std::size_t bytes) const noexcept {
+  return roundup_power2_divisions[roundup_interval(bytes)];
 }
 
 AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig config) {
-  while (!text.empty()) {
-    // Items are comma-separated; a bracketed list's commas belong to its value.
-    std::size_t comma = text.find(',');
-    const std::size_t bracket = text.find('[');
-    if (bracket < comma) {
-      const std::size_t close = text.find(']', bracket);
-      if (close == std::string_view::npos) {
-        const auto [key, value, has_colon] = split_at_colon(trim(text));
-        bad(key, value, "'[' without a closing ']'");
-      }
-      comma = text.find(',', close);
-    }
-    const std::string_view item = pop_item(text, comma);
-    if (item.empty()) continue;
-    const auto [key, value, has_colon] = split_at_colon(item);
-    if (!has_colon) bad(item, "", "expected key:value");
-    if (key == "max_split_size_mb") {
-      const double mb = parse_double(key, value);
-      // torch: values at or below the large-segment size are meaningless; it requires > 20.
-      if (mb <= 20) bad(key, value, "must be greater than 20 (MiB)");
-      config.max_split_size = mib_to_bytes(key, value, mb);
-    } else if (key == "max_non_split_rounding_mb") {
-      const double mb = parse_double(key, value);
-      if (mb < 20) bad(key, value, "must be at least 20 (MiB), the default");
-      config.max_non_split_rounding = mib_to_bytes(key, value, mb);
-    } else if (key == "garbage_collection_threshold") {
-      const double t = parse_double(key, value);
-      if (!(t > 0.0 && t < 1.0)) bad(key, value, "must lie strictly between 0 and 1");
-      config.garbage_collection_threshold = t;
-    } else if (key == "expandable_segments") {
-      config.expandable_segments = parse_bool(key, value);
-    } else if (key == "roundup_power2_divisions") {
-      config.roundup_power2_divisions = {};
-      if (value.starts_with('[') && value.ends_with(']')) {
-        parse_divisions_list(key, value, config.roundup_power2_divisions);
-      } else {
-        config.roundup_power2_divisions.fill(parse_divisions(key, value, value));
-      }
-    } else if (key == "per_process_memory_fraction") {
-      const double f = parse_double(key, value);
-      if (!(f > 0.0 && f <= 1.0)) bad(key, value, "must lie in (0, 1]");
-      config.per_process_memory_fraction = f;
-    } else if (key == "cross_stream_reuse") {
-      config.cross_stream_reuse = parse_cross_stream_reuse(key, value);
-    } else if (key == "pinned_use_cuda_host_register") {
-      config.pinned_use_host_register = parse_bool(key, value);
-    } else if (key == "pinned_num_register_threads") {
-      const double n = parse_double(key, value);
-      if (!is_power_of_two_up_to(n, kMaxRegisterThreads)) {
-        bad(key, value, detail::concat("must be a power of two from 1 to ", kMaxRegisterThreads));
-      }
-      config.pinned_num_register_threads = static_cast<unsigned>(n);
-    } else if (const std::string_view why = unsupported_torch_key(key); !why.empty()) {
-      bad(key, value, detail::concat("a PYTORCH_CUDA_ALLOC_CONF key that cudakit does not implement: ", why));
-    } else {
-      bad(key, value,
-          "unknown key (known: max_split_size_mb, max_non_split_rounding_mb, "
-          "garbage_collection_threshold, expandable_segments, roundup_power2_divisions, "
-          "per_process_memory_fraction, cross_stream_reuse, pinned_use_cuda_host_register, "
-          "pinned_num_register_threads)");
-    }
-  }
-  return config;
+  return parse_with(Reader{"AllocatorConfig::parse"}, text, config, [](std::string_view) { return std::string_view{}; });
+}
+
+AllocatorConfig AllocatorConfig::parse_runtime(std::string_view text, AllocatorConfig base, std::string_view api) {
+  return parse_with(Reader{api}, text, base, fixed_at_creation);
 }
 
 AllocatorConfig AllocatorConfig::parse(std::string_view text) { return parse(text, AllocatorConfig{}); }
@@ -234,6 +330,9 @@ AllocatorConfig AllocatorConfig::from_environment() {
 
 std::string AllocatorConfig::to_string() const {
   std::string out = detail::concat("expandable_segments:", expandable_segments ? "True" : "False");
+  if (large_segment_size != AllocatorConfig{}.large_segment_size) {
+    out += detail::concat(",large_segment_size_mb:", large_segment_size / 1048576);
+  }
   if (max_split_size != std::numeric_limits<std::size_t>::max()) {
     out += detail::concat(",max_split_size_mb:", max_split_size / 1048576);
   }

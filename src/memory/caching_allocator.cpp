@@ -1,6 +1,7 @@
 #include "cudakit/memory/caching_allocator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cstdio>
@@ -42,14 +43,14 @@ using detail::Shard;
 // calls as the workload allows; empty_cache() unmaps only whole mapped chunks that lie in the
 // free tail, after synchronizing the stream (the chunk may still be in use by queued work).
 // Without expandable_segments the allocator behaves like torch's: a small pool of 2 MiB
-// segments for requests up to 1 MiB, 20 MiB segments for requests up to 10 MiB, and
-// 2 MiB-rounded segments above, each from SegmentProvider::allocate_segment (cudaMalloc).
+// segments for requests up to 1 MiB, large_segment_size (20 MiB) segments for requests under
+// 10 MiB, and 2 MiB-rounded segments above, each from SegmentProvider::allocate_segment
+// (cudaMalloc).
 
 namespace {
 
 constexpr std::size_t kSmallRequest = 1u << 20;     // requests up to this are "small"
 constexpr std::size_t kSmallSegment = 2u << 20;     // classic small-pool segment
-constexpr std::size_t kMediumSegment = 20u << 20;   // classic segment for requests < 10 MiB
 constexpr std::size_t kMediumLimit = 10u << 20;
 constexpr std::size_t kSegmentRound = 2u << 20;
 // See Note [Memory across streams].
@@ -112,6 +113,31 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
 // free-and-retry before an out-of-memory error releases anything (torch skips both during
 // capture too); the error says so.
 
+// Note [Pool options]
+// torch.cuda.MemPool's two options. no_split: should_split() says no for the pool's blocks, so
+// an allocation takes a whole segment or a whole cached block; the pool never uses expandable
+// arenas, whose one growing range would otherwise be one block given away whole. use_on_oom:
+// a request to the default pool that the memory left cannot serve (its arena cannot grow or no
+// new segment can be had) first looks for a free cached block in the use_on_oom pools, on the
+// requesting stream, in the order they were created, before the default pool's cache is freed
+// and the request retried: torch's try_mempool_fallback, which also comes before the freeing
+// ("before expensive memory freeing operations") and also only takes blocks the pool has
+// cached, never new memory for it. Requests to any other pool go straight to the retry. The
+// block stays the pool's: its statistics, and its return there when freed.
+
+// Note [Changing settings]
+// set_allocator_settings writes the config while allocations run. Everything that reads it does
+// so under a shard lock, except round_request (before the lock: it reads `divisions`, atomics
+// of their own) and readers that copy it under settings_mutex (stats(), snapshot(), config(),
+// the out-of-memory report). So a change takes settings_mutex, the shard-creation mutex (no
+// shard appears meanwhile, and shards are created with the config's max_split_size), gathers the
+// shards, then takes pools_mutex (pools created meanwhile read the config there) and every
+// shard's lock, in that order. No path holds a shard lock while it waits for pools_mutex, and
+// release_pool, which holds a pool's shards_mutex while it locks that pool's shards, holds one
+// shard lock at a time, so the order cannot deadlock with them. Statistics that count blocks by a setting
+// (oversize allocations and segments) remember, per block and segment, whether they were
+// counted, so a changed max_split_size cannot unbalance them.
+
 std::atomic<std::uint64_t> g_instance_counter{1};
 std::atomic<std::uint64_t> g_pool_counter{1};
 
@@ -135,10 +161,12 @@ struct Engine {
   int device;
   std::shared_ptr<SegmentProvider> default_provider;
   std::shared_ptr<StreamEvents> events;
-  AllocatorConfig config;
-  // Any roundup_power2_divisions entry above 1: checked first so that the default costs one
-  // branch per allocation.
-  bool rounds_to_divisions = false;
+  AllocatorConfig config;  // See Note [Changing settings].
+  mutable std::mutex settings_mutex;
+  // roundup_power2_divisions as round_request reads it, with no lock held; rounds_to_divisions:
+  // any entry above 1, checked first so that the default costs one branch per allocation.
+  std::array<std::atomic<unsigned>, AllocatorConfig::kRoundupIntervals> divisions{};
+  std::atomic<bool> rounds_to_divisions{false};
   const std::uint64_t instance = g_instance_counter.fetch_add(1);
   std::atomic<std::uint64_t> generation{1};
 
@@ -160,17 +188,51 @@ struct Engine {
 
   Engine(int dev, std::shared_ptr<SegmentProvider> provider, std::shared_ptr<StreamEvents> ev,
          AllocatorConfig cfg)
-      : device(dev), default_provider(std::move(provider)), events(std::move(ev)), config(cfg) {
-    rounds_to_divisions = std::any_of(config.roundup_power2_divisions.begin(), config.roundup_power2_divisions.end(),
-                                      [](unsigned d) { return d > 1; });
+      : device(dev), default_provider(std::move(provider)), events(std::move(ev)) {
     if (!default_provider || !events) {
       throw InvalidArgumentError("CachingAllocator", "a segment provider and an event source are required");
     }
+    set_config(cfg);
+    pools.emplace(PoolId{}, make_pool(PoolId{}, default_provider, {}));
+  }
+
+  // Takes `next` as the config (the locks of Note [Changing settings] held, or no other thread).
+  void set_config(const AllocatorConfig& next) {
+    config = next;
     if (config.expandable_segments && default_provider->page_size() == 0) {
       // The provider cannot map on demand (e.g. user allocation functions): fixed segments.
       config.expandable_segments = false;
     }
-    pools.emplace(PoolId{}, make_pool(PoolId{}, default_provider));
+    bool any = false;
+    for (std::size_t i = 0; i < divisions.size(); ++i) {
+      divisions[i].store(config.roundup_power2_divisions[i], std::memory_order_relaxed);
+      any |= config.roundup_power2_divisions[i] > 1;
+    }
+    rounds_to_divisions.store(any, std::memory_order_relaxed);
+  }
+
+  AllocatorConfig current_config() const {
+    std::lock_guard lock(settings_mutex);
+    return config;
+  }
+
+  // Applies change(config) to a copy of the config, then takes the copy (See Note [Changing
+  // settings]). What `change` throws leaves everything as it was.
+  template <class Change>
+  void reconfigure(Change&& change) {
+    std::lock_guard serial(settings_mutex);
+    AllocatorConfig next = config;  // written only under settings_mutex
+    change(next);
+    std::lock_guard creating(grants.creation_mutex());
+    const std::vector<Shard*> shards = all_shards();
+    std::lock_guard lock(pools_mutex);
+    for (Shard* s : shards) s->lock.lock();
+    set_config(next);
+    for (auto& [id, pool] : pools) pool->expandable = expandable_for(*pool->provider, pool->options);
+    for (Shard* s : shards) {
+      s->stats.max_split_size = max_split_stat(config);
+      s->lock.unlock();
+    }
   }
 
   // ---- pools and shards ----
@@ -234,10 +296,16 @@ struct Engine {
     for (Shard* s : all_shards()) f(*s);
   }
 
-  std::unique_ptr<Pool> make_pool(PoolId id, std::shared_ptr<SegmentProvider> provider) const {
+  // Whether a pool's new memory comes as expandable arenas (See Note [Pool options]).
+  bool expandable_for(const SegmentProvider& provider, const PoolOptions& options) const {
+    return config.expandable_segments && provider.page_size() != 0 && !options.no_split;
+  }
+
+  std::unique_ptr<Pool> make_pool(PoolId id, std::shared_ptr<SegmentProvider> provider, PoolOptions options) const {
     auto pool = std::make_unique<Pool>();
     pool->id = id;
-    pool->expandable = config.expandable_segments && provider->page_size() != 0;
+    pool->options = options;
+    pool->expandable = expandable_for(*provider, options);
     pool->provider = std::move(provider);
     return pool;
   }
@@ -254,9 +322,9 @@ struct Engine {
   // ---- sizes ----
   std::size_t round_request(std::size_t bytes) const {
     std::size_t r = round_up(bytes, kRound);
-    if (rounds_to_divisions) [[unlikely]] {
+    if (rounds_to_divisions.load(std::memory_order_relaxed)) [[unlikely]] {
       // torch's rule: d equal steps between the powers of two around r, once r exceeds 512 * d.
-      const std::size_t d = config.roundup_divisions(r);
+      const std::size_t d = divisions[AllocatorConfig::roundup_interval(r)].load(std::memory_order_relaxed);
       if (d > 1 && r > kRound * d) {
         const std::size_t p = std::size_t{1} << (std::bit_width(r) - 1);
         r = round_up(r, std::max(kRound, p / d));
@@ -351,16 +419,17 @@ struct Engine {
   Block* new_segment(Shard& s, std::size_t rounded) {
     const bool small = rounded <= kSmallRequest;
     const std::size_t bytes = small ? kSmallSegment
-                              : rounded < kMediumLimit ? kMediumSegment
+                              : rounded < kMediumLimit ? config.large_segment_size
                                                        : round_up(rounded, kSegmentRound);
     if (!may_reserve(*s.pool, bytes)) return nullptr;
     void* p = s.pool->provider->allocate_segment(bytes, s.stream);
     if (!p) return nullptr;
     history.trace(TraceEntry::Action::segment_alloc, p, bytes, s.stream);
     count_reserved(s, bytes, small, true);
-    if (!small && bytes > config.max_split_size) s.stats.oversize_segments.increase(1);
     s.arenas.push_back(std::make_unique<Arena>());
     Arena* a = s.arenas.back().get();
+    a->oversize = !small && bytes > config.max_split_size;  // See Note [Changing settings].
+    if (a->oversize) s.stats.oversize_segments.increase(1);
     a->base = static_cast<char*>(p);
     a->range = a->mapped = bytes;
     a->small = small;
@@ -417,6 +486,7 @@ struct Engine {
   }
 
   bool should_split(const Block* b, std::size_t rounded) const {
+    if (b->arena->shard->pool->options.no_split) return false;  // See Note [Pool options].
     const std::size_t remaining = b->size - rounded;
     if (b->arena->expandable || b->arena->small) return remaining >= kRound;
     return rounded < config.max_split_size && remaining > kSmallRequest;
@@ -531,7 +601,7 @@ struct Engine {
         provider.free_segment(a->base, a->mapped, s.stream);
         history.trace(TraceEntry::Action::segment_free, a->base, a->mapped, s.stream);
         count_reserved(s, a->mapped, a->small, false);
-        if (!a->small && a->mapped > config.max_split_size) s.stats.oversize_segments.decrease(1);
+        if (a->oversize) s.stats.oversize_segments.decrease(1);
         s.recycle(only);
         it = s.arenas.erase(it);
         continue;
@@ -760,6 +830,9 @@ struct Engine {
 
   // The slow path: free every cache, retry once, then report.
   void* allocate_after_release(std::size_t bytes, Shard& s, std::size_t rounded, bool expandable) {
+    if (s.pool->id.is_default()) {
+      if (void* p = allocate_from_oom_pools(bytes, s.stream, rounded)) return p;
+    }
     // See Note [No cache release during capture].
     const bool capturing = events->capturing(s.stream);
     if (!capturing) {
@@ -775,9 +848,39 @@ struct Engine {
     ooms.fetch_add(1);
     history.trace(TraceEntry::Action::oom, nullptr, bytes, s.stream);
     OutOfMemoryInfo info = detail::gather_oom_info(device, bytes, s, capturing, all_shards());
-    std::string report = detail::oom_report(info, *s.pool, config);
+    std::string report = detail::oom_report(info, *s.pool, current_config());
     oom_observers.notify(info, report);
     throw OutOfMemoryError("CachingAllocator::allocate", report, bytes);
+  }
+
+  // A free cached block of a use_on_oom pool on `stream`, taken for the request; nullptr when
+  // none has one (See Note [Pool options]). No lock held.
+  void* allocate_from_oom_pools(std::size_t bytes, StreamKey stream, std::size_t rounded) {
+    std::vector<Pool*> fallbacks;
+    {
+      std::lock_guard lock(pools_mutex);
+      for (auto& [id, pool] : pools) {
+        if (pool->options.use_on_oom && !pool->released) fallbacks.push_back(pool.get());
+      }
+    }
+    // Pool ids count up from creation: the map's order is the order of creation.
+    for (Pool* pool : fallbacks) {
+      Shard* shard = nullptr;
+      {
+        std::lock_guard lock(pool->shards_mutex);
+        for (auto& candidate : pool->shards) {
+          if (candidate->stream == stream) shard = candidate.get();
+        }
+      }
+      if (!shard) continue;
+      std::lock_guard lock(shard->lock);
+      flush_recent(*shard);
+      if (Block* b = find_free(*shard, rounded, pool->expandable)) {
+        remove_free(*shard, b);
+        return take(*shard, b, rounded, bytes);
+      }
+    }
+    return nullptr;
   }
 
   // Marks free block `b` (not indexed) allocated for `rounded` bytes, splitting off the rest.
@@ -813,7 +916,8 @@ struct Engine {
         s.stats.active_bytes[i].increase(size);
       }
     }
-    if (b->size >= config.max_split_size) s.stats.oversize_allocations.increase(1);
+    b->oversize = b->size >= config.max_split_size;  // See Note [Changing settings].
+    if (b->oversize) s.stats.oversize_allocations.increase(1);
     if (history.enabled()) {
       history.capture(b->frames);
       history.trace(TraceEntry::Action::alloc, b->ptr, b->size, s.stream, b->frames);
@@ -846,7 +950,7 @@ struct Engine {
       s.stats.requested_bytes[i].decrease(static_cast<std::int64_t>(b->requested));
     }
     grants.trim(s.granted, s.stats.allocated_bytes[0].current);
-    if (b->size >= config.max_split_size) s.stats.oversize_allocations.decrease(1);
+    if (b->oversize) s.stats.oversize_allocations.decrease(1);
     history.trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
     // A lent block's every use is on other streams than s's, which its free waits for: it is
     // then free for all. See Note [Memory across streams].
@@ -984,14 +1088,14 @@ void CachingAllocator::process_events() {
 
 PoolId CachingAllocator::new_pool_id() noexcept { return PoolId{0, g_pool_counter.fetch_add(1)}; }
 
-void CachingAllocator::create_pool(PoolId id, std::shared_ptr<SegmentProvider> provider) {
+void CachingAllocator::create_pool(PoolId id, std::shared_ptr<SegmentProvider> provider, PoolOptions options) {
   std::lock_guard lock(impl_->pools_mutex);
   auto& slot = impl_->pools[id];
   if (slot && !slot->released) {
     throw InvalidArgumentError("CachingAllocator::create_pool",
                                concat("pool (", id.first, ", ", id.second, ") already exists"));
   }
-  slot = impl_->make_pool(id, provider ? std::move(provider) : impl_->default_provider);
+  slot = impl_->make_pool(id, provider ? std::move(provider) : impl_->default_provider, options);
 }
 
 void CachingAllocator::release_pool(PoolId id) {
@@ -1070,7 +1174,7 @@ MemoryStats CachingAllocator::stats() const {
   out.num_alloc_retries = impl_->retries.load();
   out.num_ooms = impl_->ooms.load();
   out.num_sync_all_streams = impl_->sync_all.load();
-  out.max_split_size = max_split_stat(impl_->config);
+  out.max_split_size = max_split_stat(impl_->current_config());
   return out;
 }
 
@@ -1117,21 +1221,34 @@ void CachingAllocator::set_memory_fraction(double fraction) {
     throw InvalidArgumentError("set_per_process_memory_fraction",
                                concat("fraction ", fraction, " must lie in (0, 1]"));
   }
-  impl_->config.per_process_memory_fraction = fraction;
+  impl_->reconfigure([&](AllocatorConfig& next) { next.per_process_memory_fraction = fraction; });
 }
 
-const AllocatorConfig& CachingAllocator::config() const noexcept { return impl_->config; }
+void CachingAllocator::set_allocator_settings(std::string_view settings) {
+  impl_->reconfigure([&](AllocatorConfig& next) {
+    next = AllocatorConfig::parse_runtime(settings, next, "CachingAllocator::set_allocator_settings");
+  });
+}
+
+AllocatorConfig CachingAllocator::config() const { return impl_->current_config(); }
 int CachingAllocator::device() const noexcept { return impl_->device; }
 SegmentProvider& CachingAllocator::provider() const noexcept { return *impl_->default_provider; }
 
-void CachingAllocator::record_history(bool enabled, std::size_t max_entries, CaptureFrames capture) {
-  impl_->history.configure(enabled, max_entries, std::move(capture));
+void CachingAllocator::record_history(const MemoryHistoryOptions& options, CaptureFrames capture) {
+  impl_->history.configure(options, std::move(capture));
 }
 
-MemorySnapshot CachingAllocator::snapshot() const {
+void CachingAllocator::record_history(bool enabled, std::size_t max_entries, CaptureFrames capture) {
+  MemoryHistoryOptions options;
+  options.enabled = enabled ? MemoryHistoryOptions::Enabled::all : MemoryHistoryOptions::Enabled::none;
+  options.max_entries = max_entries;
+  record_history(options, std::move(capture));
+}
+
+MemorySnapshot CachingAllocator::snapshot(bool include_traces) const {
   MemorySnapshot snap;
   snap.device = impl_->device;
-  snap.config = impl_->config;
+  snap.config = config();
   impl_->for_each_shard([&](Shard& s) {
     std::lock_guard lock(s.lock);
     impl_->flush_recent(s);
@@ -1166,7 +1283,7 @@ MemorySnapshot CachingAllocator::snapshot() const {
   });
   std::sort(snap.segments.begin(), snap.segments.end(),
             [](const SegmentSnapshot& a, const SegmentSnapshot& b) { return a.address < b.address; });
-  snap.trace = impl_->history.entries();
+  if (include_traces) snap.trace = impl_->history.entries();
   snap.stats = stats();
   return snap;
 }

@@ -8,6 +8,8 @@
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/log.hpp"
+#include "cudakit/core/trace_hooks.hpp"
 
 namespace cudakit::memory {
 namespace {
@@ -134,7 +136,92 @@ CudaStreamEvents::~CudaStreamEvents() {
   for (void* e : all_events_) CUDAKIT_WARN_CUDA(cudaEventDestroy(static_cast<cudaEvent_t>(e)));
 }
 
+// A destroyed stream's mark: an event recorded on it just before its destruction, or none when
+// it could take none (it was capturing: what it queued then went into a graph that its
+// destruction invalidates). Tokens of such marks are a pointer to a shared_ptr of it with the low
+// bit set: event handles are pointers to aligned objects, so their low bit is 0.
+struct CudaStreamEvents::FinalMark {
+  cudaEvent_t event = nullptr;
+  ~FinalMark() {
+    if (event) CUDAKIT_WARN_CUDA(cudaEventDestroy(event));
+  }
+};
+
+namespace {
+constexpr StreamEvents::Token kFinalMarkTag = 1;
+bool is_final_mark(StreamEvents::Token token) { return (token & kFinalMarkTag) != 0; }
+auto* final_mark_of(StreamEvents::Token token) {
+  return reinterpret_cast<std::shared_ptr<CudaStreamEvents::FinalMark>*>(token & ~kFinalMarkTag);
+}
+}  // namespace
+
+std::shared_ptr<CudaStreamEvents::FinalMark> CudaStreamEvents::final_mark(StreamKey stream) {
+  if (!any_destroyed_.load(std::memory_order_acquire)) return nullptr;
+  std::lock_guard lock(marks_mutex_);
+  const auto it = destroyed_.find(stream);
+  return it == destroyed_.end() ? nullptr : it->second;
+}
+
+void CudaStreamEvents::on_trace_event(int kind, int device, StreamKey stream) {
+  if (device != device_) return;
+  if (kind == static_cast<int>(TraceEventKind::stream_create)) {
+    // A new stream may get a destroyed one's handle: it is not the destroyed stream.
+    std::lock_guard lock(marks_mutex_);
+    destroyed_.erase(stream);
+    return;
+  }
+  if (kind != static_cast<int>(TraceEventKind::stream_destroy)) return;
+  auto mark = std::make_shared<FinalMark>();
+  const auto handle = reinterpret_cast<cudaStream_t>(stream);
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(handle, &status) == cudaSuccess && status == cudaStreamCaptureStatusNone) {
+    DeviceGuard guard(device_);
+    cudaEvent_t event = nullptr;
+    if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) == cudaSuccess &&
+        cudaEventRecord(event, handle) == cudaSuccess) {
+      mark->event = event;
+    } else {
+      (void)cudaGetLastError();
+      if (event) CUDAKIT_WARN_CUDA(cudaEventDestroy(event));
+      CUDAKIT_LOG(warning, "could not mark the work of stream ", handle,
+                  " before its destruction; frees that waited for it are released at once");
+    }
+  } else {
+    (void)cudaGetLastError();
+  }
+  std::lock_guard lock(marks_mutex_);
+  destroyed_[stream] = std::move(mark);
+  any_destroyed_.store(true, std::memory_order_release);
+}
+
+void CudaStreamEvents::hold_destroy_watch() {
+  std::lock_guard lock(watch_mutex_);
+  if (watch_holds_++ > 0) return;
+  try {
+    listener_ = attach_trace_listener([this](const TraceEvent& e) {
+      on_trace_event(static_cast<int>(e.kind), e.device, reinterpret_cast<StreamKey>(e.stream));
+    });
+  } catch (...) {
+    --watch_holds_;
+    throw;
+  }
+}
+
+void CudaStreamEvents::release_destroy_watch() noexcept {
+  std::lock_guard lock(watch_mutex_);
+  if (--watch_holds_ > 0) return;
+  detach_trace_listener(listener_);
+  // No deferred free is left to ask about destroyed streams; the tokens handed out keep their
+  // marks alive.
+  std::lock_guard marks(marks_mutex_);
+  destroyed_.clear();
+  any_destroyed_.store(false, std::memory_order_release);
+}
+
 StreamEvents::Token CudaStreamEvents::record(StreamKey stream) {
+  if (auto mark = final_mark(stream)) {
+    return reinterpret_cast<Token>(new std::shared_ptr<FinalMark>(std::move(mark))) | kFinalMarkTag;
+  }
   cudaEvent_t event = nullptr;
   {
     std::lock_guard lock(mutex_);
@@ -153,12 +240,21 @@ StreamEvents::Token CudaStreamEvents::record(StreamKey stream) {
   return reinterpret_cast<Token>(event);
 }
 
+namespace {
+// The event a token waits for; null for a final mark without one (nothing to wait for).
+cudaEvent_t event_of(StreamEvents::Token token) {
+  if (!is_final_mark(token)) return reinterpret_cast<cudaEvent_t>(token);
+  return (*final_mark_of(token))->event;
+}
+}  // namespace
+
 bool CudaStreamEvents::query(Token token) {
-  return CUDAKIT_QUERY_CUDA(cudaEventQuery(reinterpret_cast<cudaEvent_t>(token)));
+  const cudaEvent_t event = event_of(token);
+  return !event || CUDAKIT_QUERY_CUDA(cudaEventQuery(event));
 }
 
 void CudaStreamEvents::synchronize(Token token) {
-  CUDAKIT_CHECK_CUDA(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(token)));
+  if (const cudaEvent_t event = event_of(token)) CUDAKIT_CHECK_CUDA(cudaEventSynchronize(event));
 }
 
 void CudaStreamEvents::make_wait(StreamKey waiter, Token token) {
@@ -174,11 +270,16 @@ bool CudaStreamEvents::idle(StreamKey stream) {
 }
 
 void CudaStreamEvents::release(Token token) noexcept {
+  if (is_final_mark(token)) {
+    delete final_mark_of(token);
+    return;
+  }
   std::lock_guard lock(mutex_);
   free_events_.push_back(reinterpret_cast<void*>(token));
 }
 
 bool CudaStreamEvents::capturing(StreamKey stream) {
+  if (final_mark(stream)) return false;  // destroyed: See Note [Frees during capture]
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   const cudaError_t result = cudaStreamIsCapturing(reinterpret_cast<cudaStream_t>(stream), &status);
   if (result != cudaSuccess) {

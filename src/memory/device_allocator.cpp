@@ -4,6 +4,8 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -24,6 +26,9 @@ struct Registry {
   std::mutex mutex;
   std::array<std::atomic<CachingAllocator*>, kMaxDevices> allocators{};
   std::vector<std::unique_ptr<CachingAllocator>> owned;
+  // The config allocators created from now on start from, once set_allocator_settings changed
+  // it (under mutex).
+  std::optional<AllocatorConfig> later;
 };
 
 Registry& registry() {
@@ -43,9 +48,9 @@ CachingAllocator& device_allocator(int device) {
   if (CachingAllocator* a = r.allocators[device].load(std::memory_order_acquire)) return *a;
   std::lock_guard lock(r.mutex);
   if (CachingAllocator* a = r.allocators[device].load()) return *a;
+  const AllocatorConfig config = r.later ? *r.later : AllocatorConfig::from_environment();
   auto created = std::make_unique<CachingAllocator>(device, std::make_shared<CudaSegmentProvider>(device),
-                                                    std::make_shared<CudaStreamEvents>(device),
-                                                    AllocatorConfig::from_environment());
+                                                    std::make_shared<CudaStreamEvents>(device), config);
   r.allocators[device].store(created.get(), std::memory_order_release);
   r.owned.push_back(std::move(created));
   return *r.owned.back();
@@ -122,6 +127,7 @@ void record_stream(void* ptr, StreamRef stream) {
 }
 
 MemoryStats memory_stats(int device) { return device_allocator(device).stats(); }
+NestedStats memory_stats_as_nested_dict(int device) { return memory_stats(device).to_nested(); }
 std::size_t memory_allocated(int device) {
   return static_cast<std::size_t>(memory_stats(device).allocated_bytes[0].current);
 }
@@ -148,6 +154,27 @@ void set_per_process_memory_fraction(double fraction, int device) {
 }
 double get_per_process_memory_fraction(int device) {
   return device_allocator(device).config().per_process_memory_fraction;
+}
+
+void set_allocator_settings(std::string_view settings) {
+  Registry& r = registry();
+  // Under the registry's mutex, so that no allocator is created between the check and the
+  // change. Every allocator's new config is parsed before any is applied: a refused text
+  // changes nothing anywhere.
+  std::lock_guard lock(r.mutex);
+  const AllocatorConfig later =
+      AllocatorConfig::parse_runtime(settings, r.later ? *r.later : AllocatorConfig::from_environment());
+  for (auto& a : r.owned) (void)AllocatorConfig::parse_runtime(settings, a->config());
+  for (auto& a : r.owned) a->set_allocator_settings(settings);
+  r.later = later;
+}
+
+std::vector<MemorySnapshot> memory_snapshot_all(bool include_traces) {
+  std::vector<MemorySnapshot> out;
+  for (auto& slot : registry().allocators) {
+    if (CachingAllocator* a = slot.load(std::memory_order_acquire)) out.push_back(a->snapshot(include_traces));
+  }
+  return out;
 }
 
 std::uint64_t attach_out_of_memory_observer(OutOfMemoryObserver observer, int device) {
@@ -182,21 +209,26 @@ class UserFunctionProvider : public SegmentProvider {
 };
 }  // namespace
 
-MemPool::MemPool(int device)
+MemPool::MemPool(int device) : MemPool(PoolOptions{}, device) {}
+
+MemPool::MemPool(PoolOptions options, int device)
     : device_(detail::resolve_device(device, "MemPool")),
       id_(CachingAllocator::new_pool_id()),
+      options_(options),
       users_(std::make_shared<int>(0)) {
-  device_allocator(device_).create_pool(id_);
+  device_allocator(device_).create_pool(id_, nullptr, options_);
 }
 
-MemPool::MemPool(UserAllocFn alloc_fn, UserFreeFn free_fn, int device)
+MemPool::MemPool(UserAllocFn alloc_fn, UserFreeFn free_fn, int device, PoolOptions options)
     : device_(detail::resolve_device(device, "MemPool")),
       id_(CachingAllocator::new_pool_id()),
+      options_(options),
       users_(std::make_shared<int>(0)) {
   if (!alloc_fn || !free_fn) {
     throw InvalidArgumentError("MemPool", "both the allocation and the free function are required");
   }
-  device_allocator(device_).create_pool(id_, std::make_shared<UserFunctionProvider>(alloc_fn, free_fn, device_));
+  device_allocator(device_).create_pool(id_, std::make_shared<UserFunctionProvider>(alloc_fn, free_fn, device_),
+                                        options_);
 }
 
 MemPool::~MemPool() {
@@ -212,9 +244,8 @@ std::size_t MemPool::reserved_bytes() const { return device_allocator(device_).p
 std::size_t MemPool::allocated_bytes() const { return device_allocator(device_).pool_allocated_bytes(id_); }
 
 MemorySnapshot MemPool::snapshot() const {
-  MemorySnapshot all = device_allocator(device_).snapshot();
+  MemorySnapshot all = device_allocator(device_).snapshot(/*include_traces=*/false);
   std::erase_if(all.segments, [&](const SegmentSnapshot& s) { return s.pool != id_; });
-  all.trace.clear();
   return all;
 }
 

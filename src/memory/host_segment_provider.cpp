@@ -77,8 +77,30 @@ std::pair<std::size_t, std::size_t> HostSegmentProvider::memory_info() const {
 StreamEvents::Token HostStreamEvents::record(StreamKey stream) {
   std::lock_guard lock(mutex_);
   const Token token = next_token_++;
-  tokens_[token] = Pending{stream, ++issued_[stream]};
+  // A destroyed stream queues nothing more: its mark is the work queued before.
+  tokens_[token] = Pending{stream, destroyed_.count(stream) ? issued_[stream] : ++issued_[stream]};
   return token;
+}
+
+void HostStreamEvents::destroy_stream(StreamKey stream) {
+  std::lock_guard lock(mutex_);
+  capturing_.erase(stream);
+  destroyed_.insert(stream);
+}
+
+int HostStreamEvents::destroy_watch_holds() {
+  std::lock_guard lock(mutex_);
+  return watch_holds_;
+}
+
+void HostStreamEvents::hold_destroy_watch() {
+  std::lock_guard lock(mutex_);
+  ++watch_holds_;
+}
+
+void HostStreamEvents::release_destroy_watch() noexcept {
+  std::lock_guard lock(mutex_);
+  --watch_holds_;
 }
 
 bool HostStreamEvents::query(Token token) {

@@ -101,7 +101,7 @@ void check_fields(const json& object, const std::string& path,
 }
 
 // Calls check(element, path) for each element of the array at object[key]; a missing key is an
-// empty list, as in torch's older snapshots.
+// empty list (a segment without "blocks", as in torch's older snapshots).
 template <class Check>
 void check_list(const json& object, std::string_view parent, const char* key, Check check) {
   const auto it = object.find(key);
@@ -177,6 +177,17 @@ void check_snapshot(const json& snapshot) {
   if (!snapshot.is_object()) {
     reject("top level", concat("expected an object (torch.cuda.memory._snapshot()'s schema), got ",
                                describe(snapshot)));
+  }
+  // The two keys every snapshot has (torch's and cudakit's, with or without a recorded history):
+  // JSON without them is some other file, which would otherwise render as an empty page.
+  for (const char* key : {"segments", "device_traces"}) {
+    if (snapshot.contains(key)) continue;
+    reject("top level",
+           concat("missing key \"", key, "\": not a memory snapshot (torch.cuda.memory._snapshot() "
+                  "and dump_snapshot() write \"segments\" and \"device_traces\")",
+                  snapshot.contains("traceEvents")
+                      ? "; it looks like a Chrome/Perfetto trace (\"traceEvents\"), which ui.perfetto.dev opens"
+                      : ""));
   }
   check_list(snapshot, "", "segments", check_segment);
   check_list(snapshot, "", "device_traces", [](const json& trace, const std::string& path) {

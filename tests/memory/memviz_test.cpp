@@ -132,17 +132,16 @@ TEST(Memviz, ScriptEndTagsInTheDataCannotEndTheDataElement) {
 
 TEST(Memviz, ToleratesMissingOptionalKeysAndUnknownOnes) {
   const std::vector<std::string> accepted = {
-      R"({})",
       R"({"segments": [], "device_traces": []})",
-      R"({"device_traces": [[]]})",
+      R"({"segments": [], "device_traces": [[]]})",
       // Only the keys the drawing needs.
-      R"({"segments": [{"address": 4096, "total_size": 1024}]})",
+      R"({"device_traces": [], "segments": [{"address": 4096, "total_size": 1024}]})",
       // Blocks without addresses tile their segment (older torch snapshots).
-      R"({"segments": [{"address": 4096, "total_size": 1024,
+      R"({"device_traces": [], "segments": [{"address": 4096, "total_size": 1024,
           "blocks": [{"size": 512, "state": "active_allocated"},
                      {"size": 512, "state": "inactive"}]}]})",
       // Events without stream, time or frames; the legacy "free" and a future action.
-      R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": 2},
+      R"({"segments": [], "device_traces": [[{"action": "alloc", "addr": 1, "size": 2},
                              {"action": "free", "addr": 1, "size": 2},
                              {"action": "some_future_action", "addr": 0, "size": 0}]]})",
       // Keys torch adds that the viewer ignores; negative stream ids (torch's int64 streams).
@@ -153,7 +152,7 @@ TEST(Memviz, ToleratesMissingOptionalKeysAndUnknownOnes) {
          "allocator_settings": {"expandable_segments": true}, "device_stats": {"num_ooms": 0},
          "external_annotations": []})",
       // torch's oom event: the free device memory in "device_free", no "addr".
-      R"({"device_traces": [[{"action": "oom", "device_free": 1024, "size": 4096, "stream": 0,
+      R"({"segments": [], "device_traces": [[{"action": "oom", "device_free": 1024, "size": 4096, "stream": 0,
                              "time_us": 17, "frames": []}]]})",
   };
   for (const auto& input : accepted) {
@@ -169,48 +168,55 @@ TEST(Memviz, RejectsMalformedSnapshotsNamingTheKey) {
   };
   const Case cases[] = {
       {"", "snapshot is not valid JSON"},
-      {R"({"segments": [)", "snapshot is not valid JSON"},
+      {R"({"device_traces": [], "segments": [)", "snapshot is not valid JSON"},
       {"[]", "top level: expected an object"},
-      {R"({"segments": {}})", "segments: expected an array, got an object"},
-      {R"({"segments": [3]})", "segments[0]: expected an object, got number 3"},
-      {R"({"segments": [{"total_size": 1}]})", "segments[0]: missing key \"address\""},
-      {R"({"segments": [{"address": 0, "total_size": "big"}]})",
+      // JSON that is no snapshot at all: refused, not drawn as an empty page.
+      {R"({"traceEvents": 5})",
+       "top level: missing key \"segments\": not a memory snapshot"},
+      {R"({"traceEvents": []})", "it looks like a Chrome/Perfetto trace"},
+      {R"({})", "top level: missing key \"segments\""},
+      {R"({"segments": []})", "top level: missing key \"device_traces\""},
+      {R"({"device_traces": [[]]})", "top level: missing key \"segments\""},
+      {R"({"device_traces": [], "segments": {}})", "segments: expected an array, got an object"},
+      {R"({"device_traces": [], "segments": [3]})", "segments[0]: expected an object, got number 3"},
+      {R"({"device_traces": [], "segments": [{"total_size": 1}]})", "segments[0]: missing key \"address\""},
+      {R"({"device_traces": [], "segments": [{"address": 0, "total_size": "big"}]})",
        "segments[0].total_size: expected a non-negative integer, got string \"big\""},
-      {R"({"segments": [{"address": -4096, "total_size": 1}]})",
+      {R"({"device_traces": [], "segments": [{"address": -4096, "total_size": 1}]})",
        "segments[0].address: expected a non-negative integer, got number -4096"},
-      {R"({"segments": [{"address": 0, "total_size": 1, "segment_pool_id": [1]}]})",
+      {R"({"device_traces": [], "segments": [{"address": 0, "total_size": 1, "segment_pool_id": [1]}]})",
        "segments[0].segment_pool_id: expected an array of two integers"},
-      {R"({"segments": [{"address": 0, "total_size": 1, "is_expandable": "no"}]})",
+      {R"({"device_traces": [], "segments": [{"address": 0, "total_size": 1, "is_expandable": "no"}]})",
        "segments[0].is_expandable: expected a boolean"},
-      {R"({"segments": [{"address": 0, "total_size": 8,
+      {R"({"device_traces": [], "segments": [{"address": 0, "total_size": 8,
           "blocks": [{"size": 4, "state": "inactive"}, {"size": 4.5, "state": "inactive"}]}]})",
        "segments[0].blocks[1].size: expected a non-negative integer, got number 4.5"},
-      {R"({"segments": [{"address": 0, "total_size": 8,
+      {R"({"device_traces": [], "segments": [{"address": 0, "total_size": 8,
           "blocks": [{"size": 8, "state": "freed"}]}]})",
        "segments[0].blocks[0].state: unknown block state \"freed\""},
-      {R"({"segments": [{"address": 0, "total_size": 8, "blocks": [{"size": 8}]}]})",
+      {R"({"device_traces": [], "segments": [{"address": 0, "total_size": 8, "blocks": [{"size": 8}]}]})",
        "segments[0].blocks[0]: missing key \"state\""},
-      {R"({"segments": [{"address": 0, "total_size": 8,
+      {R"({"device_traces": [], "segments": [{"address": 0, "total_size": 8,
           "blocks": [{"size": 8, "state": "inactive",
                       "frames": [{"name": "f", "line": "12"}]}]}]})",
        "segments[0].blocks[0].frames[0].line: expected an integer, got string \"12\""},
-      {R"({"segments": [{"address": 0, "total_size": 8, "frames": {}}]})",
+      {R"({"device_traces": [], "segments": [{"address": 0, "total_size": 8, "frames": {}}]})",
        "segments[0].frames: expected an array of frames, got an object"},
-      {R"({"device_traces": {}})", "device_traces: expected an array"},
-      {R"({"device_traces": [{}]})",
+      {R"({"segments": [], "device_traces": {}})", "device_traces: expected an array"},
+      {R"({"segments": [], "device_traces": [{}]})",
        "device_traces[0]: expected the device's array of trace events"},
-      {R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": 2}, {"addr": 1, "size": 2}]]})",
+      {R"({"segments": [], "device_traces": [[{"action": "alloc", "addr": 1, "size": 2}, {"addr": 1, "size": 2}]]})",
        "device_traces[0][1]: missing key \"action\""},
-      {R"({"device_traces": [[], [{"action": "alloc", "addr": 1, "size": null}]]})",
+      {R"({"segments": [], "device_traces": [[], [{"action": "alloc", "addr": 1, "size": null}]]})",
        "device_traces[1][0].size: expected a non-negative integer, got null"},
-      {R"({"device_traces": [[{"action": "oom", "device_free": -1, "size": 2}]]})",
+      {R"({"segments": [], "device_traces": [[{"action": "oom", "device_free": -1, "size": 2}]]})",
        "device_traces[0][0].device_free: expected a non-negative integer, got number -1"},
-      {R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": 2, "time_us": "now"}]]})",
+      {R"({"segments": [], "device_traces": [[{"action": "alloc", "addr": 1, "size": 2, "time_us": "now"}]]})",
        "device_traces[0][0].time_us: expected a number"},
-      {R"({"allocator_settings": []})", "allocator_settings: expected an object, got an array"},
-      {R"({"device_stats": {"num_ooms": "1"}})",
+      {R"({"segments": [], "device_traces": [], "allocator_settings": []})", "allocator_settings: expected an object, got an array"},
+      {R"({"segments": [], "device_traces": [], "device_stats": {"num_ooms": "1"}})",
        "device_stats[\"num_ooms\"]: expected a number, got string \"1\""},
-      {R"({"cudakit_version": 1})", "cudakit_version: expected a string, got number 1"},
+      {R"({"segments": [], "device_traces": [], "cudakit_version": 1})", "cudakit_version: expected a string, got number 1"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.input);
@@ -268,7 +274,8 @@ TEST_F(MemvizCli, UnreadableOrMalformedInputFailsAndSaysWhy) {
   EXPECT_NE(errors.find("bad.json"), std::string::npos) << errors;
   EXPECT_NE(errors.find("not valid JSON"), std::string::npos) << errors;
 
-  write_file(dir.path() / "wrong.json", R"({"segments": [{"address": 0, "total_size": "x"}]})");
+  write_file(dir.path() / "wrong.json",
+             R"({"segments": [{"address": 0, "total_size": "x"}], "device_traces": []})");
   EXPECT_EQ(memviz(dir.path(), {"wrong.json", "-o", "out.html"}, errors), 1);
   EXPECT_NE(errors.find("segments[0].total_size"), std::string::npos) << errors;
   EXPECT_FALSE(fs::exists(dir.path() / "out.html"));

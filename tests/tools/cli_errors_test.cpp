@@ -223,7 +223,8 @@ TEST_F(CudakitCli, HostCapacityWithTheDeviceBackendIsAConflict) {
 TEST_F(CudakitCli, MalformedInputsFailWithoutLeavingOrDamagingAnOutput) {
   write_file(dir_.path() / "bad_trace.json", R"({"traceEvents": [1]})");
   write_file(dir_.path() / "merged.json", "earlier output");
-  write_file(dir_.path() / "bad_snapshot.json", R"({"segments": [{"address": 0, "total_size": "x"}]})");
+  write_file(dir_.path() / "bad_snapshot.json",
+             R"({"segments": [{"address": 0, "total_size": "x"}], "device_traces": []})");
   write_file(dir_.path() / "bad.csv", "a,1,not-a-size,s0\n");
   const std::set<std::string> before = files_in(dir_.path());
 

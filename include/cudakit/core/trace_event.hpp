@@ -29,6 +29,7 @@ enum class TraceEventKind : std::uint8_t {
   capture_begin,       // stream, graph (the capture's id)
   capture_end,         // stream, graph
   graph_launch,        // stream, graph (the executable graph)
+  stream_destroy,      // stream (still valid: reported before it is destroyed)
 };
 [[nodiscard]] const char* to_string(TraceEventKind kind) noexcept;
 

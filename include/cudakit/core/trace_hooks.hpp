@@ -10,9 +10,9 @@
 // when someone listens. Dispatch takes no lock (a snapshot of the listeners behind an atomic
 // shared_ptr, See Note [Listener snapshots]); once detach_trace_listener returns, the listener is
 // never called again. Listeners run on the thread that performs the operation, synchronously:
-//  - before the operation for launches, copies, memsets, waits, synchronizations, frees and
-//    record_stream (a race detector sees the operation before it is queued, the block before it
-//    can be reused);
+//  - before the operation for launches, copies, memsets, waits, synchronizations, frees,
+//    record_stream and stream destruction (a race detector sees the operation before it is
+//    queued, the block before it can be reused, the stream while it still exists);
 //  - after it for allocation, event_create, stream_create, capture_begin (what they report exists
 //    only then) and capture_end, graph_launch (reported once queued).
 // A listener may throw to refuse an operation (a sanitizer reporting a race): the exception leaves

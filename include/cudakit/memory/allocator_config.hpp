@@ -28,10 +28,16 @@ enum class CrossStreamReuse : unsigned char {
 [[nodiscard]] const char* to_string(CrossStreamReuse mode) noexcept;
 
 struct AllocatorConfig {
-  // Blocks larger than this are never split (torch's max_split_size_mb). Default: no limit.
+  // Without expandable_segments, requests above 1 MiB and under 10 MiB are served from segments
+  // of this size (torch's large_segment_size_mb; more than 10 MiB, default 20 MiB). Larger
+  // requests get segments of their own size, rounded to 2 MiB.
+  std::size_t large_segment_size = std::size_t{20} << 20;
+  // Blocks larger than this are never split (torch's max_split_size_mb; more than
+  // large_segment_size). Default: no limit.
   std::size_t max_split_size = std::numeric_limits<std::size_t>::max();
   // With max_split_size set, a request at or above it takes a free oversize block whole only if
-  // that wastes less than this (torch's max_non_split_rounding_mb; default 20 MiB).
+  // that wastes less than this (torch's max_non_split_rounding_mb; at least large_segment_size,
+  // which it follows when large_segment_size_mb is given without it; default 20 MiB).
   std::size_t max_non_split_rounding = std::size_t{20} << 20;
   // When reserved memory exceeds this fraction of the allowed memory, cached free memory is
   // released before more is reserved (0 = off). torch's garbage_collection_threshold.
@@ -65,12 +71,25 @@ struct AllocatorConfig {
   // are errors naming the key and the value. @throws InvalidArgumentError
   static AllocatorConfig parse(std::string_view text, AllocatorConfig base);
   static AllocatorConfig parse(std::string_view text);
+  // The keys set_allocator_settings() changes in a running allocator (See Note [Settings at run
+  // time] in allocator_config.cpp); the others are read when an allocator is created.
+  static constexpr std::array<std::string_view, 8> kRuntimeKeys = {
+      "large_segment_size_mb",     "max_split_size_mb",        "max_non_split_rounding_mb",
+      "garbage_collection_threshold", "roundup_power2_divisions", "expandable_segments",
+      "per_process_memory_fraction", "cross_stream_reuse"};
+  // parse() for a running allocator (torch.cuda.memory._set_allocator_settings): only
+  // kRuntimeKeys; a key outside them, an unknown key or a bad value throws, naming it, before
+  // anything is applied. Keys not named keep their value in `base`.
+  // @throws InvalidArgumentError naming the API as `api`.
+  static AllocatorConfig parse_runtime(std::string_view text, AllocatorConfig base,
+                                       std::string_view api = "set_allocator_settings");
   // The defaults overridden by CUDAKIT_ALLOC_CONF when set.
   static AllocatorConfig from_environment();
   // The config written back in the same syntax.
   [[nodiscard]] std::string to_string() const;
-  // The roundup_power2_divisions entry that applies to a request of `bytes`.
+  // The roundup_power2_divisions entry that applies to a request of `bytes`, and its index.
   [[nodiscard]] unsigned roundup_divisions(std::size_t bytes) const noexcept;
+  [[nodiscard]] static std::size_t roundup_interval(std::size_t bytes) noexcept;
 };
 
 }  // namespace cudakit::memory

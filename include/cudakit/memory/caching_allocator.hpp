@@ -14,12 +14,15 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cudakit/memory/allocator_config.hpp"
+#include "cudakit/memory/memory_history_options.hpp"
 #include "cudakit/memory/memory_stats.hpp"
 #include "cudakit/memory/out_of_memory_observer.hpp"
 #include "cudakit/memory/pool_id.hpp"
+#include "cudakit/memory/pool_options.hpp"
 #include "cudakit/memory/segment_provider.hpp"
 #include "cudakit/memory/snapshot.hpp"
 #include "cudakit/memory/stream_events.hpp"
@@ -58,9 +61,11 @@ class CachingAllocator {
   // Completes pending frees whose streams' work has finished (does not wait).
   void process_events();
 
-  // Pools. A pool with a null provider draws from the default provider.
+  // Pools. A pool with a null provider draws from the default provider; `options` as
+  // torch.cuda.MemPool's (use_on_oom, no_split).
+  // @throws InvalidArgumentError for an id that exists already.
   [[nodiscard]] static PoolId new_pool_id() noexcept;
-  void create_pool(PoolId id, std::shared_ptr<SegmentProvider> provider = nullptr);
+  void create_pool(PoolId id, std::shared_ptr<SegmentProvider> provider = nullptr, PoolOptions options = {});
   // The pool's cached memory is returned now; it disappears once its last block is freed.
   void release_pool(PoolId id);
   [[nodiscard]] bool has_pool(PoolId id) const;
@@ -86,16 +91,29 @@ class CachingAllocator {
   void detach_oom_observer(std::uint64_t id);
 
   // Reserved memory is limited to fraction * total (0 < fraction <= 1).
+  // @throws InvalidArgumentError, with nothing changed, for a fraction outside (0, 1].
   void set_memory_fraction(double fraction);
-  [[nodiscard]] const AllocatorConfig& config() const noexcept;
+  // Changes the settings of the running allocator (torch.cuda.memory._set_allocator_settings):
+  // "key:value,..." with AllocatorConfig::kRuntimeKeys only (See Note [Settings at run time]
+  // in allocator_config.cpp). Keys not named keep their value.
+  // @throws InvalidArgumentError naming the key and value, with nothing changed, for an unknown
+  // key, a key that cannot change at run time or a bad value.
+  void set_allocator_settings(std::string_view settings);
+  // The settings now (a copy: set_allocator_settings may change them meanwhile).
+  [[nodiscard]] AllocatorConfig config() const;
   [[nodiscard]] int device() const noexcept;
   [[nodiscard]] SegmentProvider& provider() const noexcept;
 
-  // History: when enabled, every allocation, free and segment change is recorded (the last
-  // `max_entries`), allocations with the frames `capture` returns. capture may be empty.
+  // History (torch's _record_memory_history): what `options` asks for is recorded, with the
+  // frames `capture` returns where contexts are kept (capture may be empty: no frames).
+  // @throws InvalidArgumentError, with nothing changed, for an unknown skip_actions name.
   using CaptureFrames = std::function<std::shared_ptr<const StackFrames>()>;
+  void record_history(const MemoryHistoryOptions& options, CaptureFrames capture = {});
+  // Shorthand: torch's defaults (enabled, context "all") with `max_entries`, or off.
   void record_history(bool enabled, std::size_t max_entries = 100000, CaptureFrames capture = {});
-  [[nodiscard]] MemorySnapshot snapshot() const;
+  // Segments, blocks and statistics; the recorded trace too with `include_traces` (a copy of
+  // the whole history, which the segments alone do not need).
+  [[nodiscard]] MemorySnapshot snapshot(bool include_traces = true) const;
   // The readable table torch.cuda.memory_summary() prints.
   [[nodiscard]] std::string summary() const;
 

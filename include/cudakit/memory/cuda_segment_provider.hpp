@@ -3,7 +3,10 @@
 // demand through the driver's virtual memory API (cuMemAddressReserve / cuMemCreate / cuMemMap /
 // cuMemSetAccess, reached through the entry-point table).
 
+#include <atomic>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -50,12 +53,29 @@ class CudaStreamEvents : public StreamEvents {
   bool idle(StreamKey stream) override;
   void release(Token token) noexcept override;
   bool capturing(StreamKey stream) override;
+  // Listens to the trace hooks for stream destruction while held (See Note [Frees during
+  // capture] in src/memory/detail/pending_frees.hpp).
+  void hold_destroy_watch() override;
+  void release_destroy_watch() noexcept override;
+  // What a destroyed stream had queued (opaque; defined in the source).
+  struct FinalMark;
 
  private:
+  // The mark of a destroyed stream, or null (under marks_mutex_).
+  [[nodiscard]] std::shared_ptr<FinalMark> final_mark(StreamKey stream);
+  void on_trace_event(int kind, int device, StreamKey stream);
+
   int device_;
   std::mutex mutex_;
   std::vector<void*> free_events_;
   std::vector<void*> all_events_;
+  // Streams destroyed while the watch is held, and the work each had queued then.
+  std::mutex marks_mutex_;
+  std::map<StreamKey, std::shared_ptr<FinalMark>> destroyed_;
+  std::atomic<bool> any_destroyed_{false};
+  std::mutex watch_mutex_;  // never held by the listener: detaching waits for its calls
+  int watch_holds_ = 0;
+  std::uint64_t listener_ = 0;
 };
 
 }  // namespace cudakit::memory

@@ -11,10 +11,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "cudakit/core/optional_stream.hpp"
 #include "cudakit/memory/caching_allocator.hpp"
 #include "cudakit/memory/memory_stats.hpp"
+#include "cudakit/memory/nested_stats.hpp"
 
 namespace cudakit::memory {
 
@@ -33,7 +35,10 @@ void record_stream(void* ptr, StreamRef stream);
 // The caching allocator of `device` (-1: current), created on first use.
 [[nodiscard]] CachingAllocator& device_allocator(int device = -1);
 
+// torch.cuda.memory_stats(device): the statistics; MemoryStats::to_map() gives torch's flat dict
+// ("allocated_bytes.all.current" -> value), memory_stats_as_nested_dict() the tree it is made of.
 [[nodiscard]] MemoryStats memory_stats(int device = -1);
+[[nodiscard]] NestedStats memory_stats_as_nested_dict(int device = -1);
 [[nodiscard]] std::size_t memory_allocated(int device = -1);
 [[nodiscard]] std::size_t max_memory_allocated(int device = -1);
 [[nodiscard]] std::size_t memory_reserved(int device = -1);
@@ -47,6 +52,13 @@ void empty_cache();
 void set_per_process_memory_fraction(double fraction, int device = -1);
 // The limit set_per_process_memory_fraction() or CUDAKIT_ALLOC_CONF set (1.0: none).
 [[nodiscard]] double get_per_process_memory_fraction(int device = -1);
+// torch.cuda.memory._set_allocator_settings: changes the settings of every device's allocator
+// that exists, and of those created later, with CUDAKIT_ALLOC_CONF's syntax. Only
+// AllocatorConfig::kRuntimeKeys may be named (See Note [Settings at run time] in
+// allocator_config.cpp); keys not named keep their value.
+// @throws InvalidArgumentError naming the key and value, with nothing changed on any device, for
+// an unknown key, a key that cannot change at run time or a bad value.
+void set_allocator_settings(std::string_view settings);
 // Adds `observer` to `device`'s allocator (-1: current): it is called before every
 // OutOfMemoryError that allocator throws (torch's _cuda_attach_out_of_memory_observer; see
 // OutOfMemoryObserver). Returns an id for CachingAllocator::detach_oom_observer.

@@ -67,6 +67,13 @@ class HostStreamEvents : public StreamEvents {
   [[nodiscard]] std::uint64_t completed_ticket(StreamKey stream);
   // Simulates a graph capture in progress on `stream` (for tests of deferred frees).
   void set_capturing(StreamKey stream, bool capturing);
+  // Simulates the program destroying `stream`: it stops capturing, and record() on it marks the
+  // work queued before (its last ticket), as CudaStreamEvents does for a destroyed stream.
+  void destroy_stream(StreamKey stream);
+  // Holds of the destroy watch not yet released.
+  [[nodiscard]] int destroy_watch_holds();
+  void hold_destroy_watch() override;
+  void release_destroy_watch() noexcept override;
   // The ticket the next record(stream) will return minus one: "all work queued so far".
   std::uint64_t last_ticket(StreamKey stream);
   void complete_up_to(StreamKey stream, std::uint64_t ticket);
@@ -93,6 +100,8 @@ class HostStreamEvents : public StreamEvents {
   std::map<Token, Pending> tokens_;
   std::set<StreamKey> capturing_;
   std::vector<Wait> waits_;
+  std::set<StreamKey> destroyed_;
+  int watch_holds_ = 0;
   Token next_token_ = 1;
 };
 

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cudakit/memory/caching_allocator.hpp"
+#include "cudakit/memory/pool_options.hpp"
 
 namespace cudakit::memory {
 
@@ -18,11 +19,13 @@ using UserFreeFn = void (*)(void* ptr, std::size_t size, int device, cudaStream_
 
 class MemPool {
  public:
-  // A pool on `device` (-1: current) drawing from the device's memory.
+  // A pool on `device` (-1: current) drawing from the device's memory, with torch.cuda.MemPool's
+  // use_on_oom and no_split (PoolOptions): MemPool pool({.use_on_oom = true}).
   explicit MemPool(int device = -1);
+  explicit MemPool(PoolOptions options, int device = -1);
   // A pool whose segments come from alloc_fn/free_fn (no expandable ranges: the functions
   // allocate whole segments). @throws InvalidArgumentError if either function is null.
-  MemPool(UserAllocFn alloc_fn, UserFreeFn free_fn, int device = -1);
+  MemPool(UserAllocFn alloc_fn, UserFreeFn free_fn, int device = -1, PoolOptions options = {});
   // Releases the pool's cached memory; memory still allocated from it stays valid and returns
   // to the pool's provider when freed.
   ~MemPool();
@@ -31,6 +34,7 @@ class MemPool {
 
   [[nodiscard]] PoolId id() const noexcept { return id_; }
   [[nodiscard]] int device() const noexcept { return device_; }
+  [[nodiscard]] const PoolOptions& options() const noexcept { return options_; }
   // Threads currently routing allocations here (use_mem_pool scopes alive), plus one for the
   // MemPool object itself, as torch's use_count().
   [[nodiscard]] int use_count() const noexcept;
@@ -45,6 +49,7 @@ class MemPool {
   friend class MemPoolContext;
   int device_;
   PoolId id_;
+  PoolOptions options_;
   std::shared_ptr<int> users_;  // use_count() - 1 scopes
 };
 

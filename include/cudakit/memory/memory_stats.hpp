@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include "cudakit/memory/nested_stats.hpp"
+
 namespace cudakit::memory {
 
 // One counter: its current value, its peak since the last reset, and the totals added and
@@ -60,6 +62,8 @@ struct MemoryStats {
 
   // "allocated_bytes.all.current" -> value, for every counter; the keys of torch.cuda.memory_stats().
   [[nodiscard]] std::map<std::string, std::int64_t> to_map() const;
+  // The same as a tree: torch.cuda.memory_stats_as_nested_dict().
+  [[nodiscard]] NestedStats to_nested() const;
 };
 
 }  // namespace cudakit::memory

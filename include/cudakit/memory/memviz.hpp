@@ -9,7 +9,7 @@
 namespace cudakit::memory {
 
 // Renders `snapshot_json` (a JSON object with "segments", "device_traces" and optionally
-// "allocator_settings", "device_stats", "cudakit_version"; missing lists count as empty) as one
+// "allocator_settings", "device_stats", "cudakit_version") as one
 // HTML file with inline CSS and JavaScript and no network references: a summary header, the
 // active-memory timeline built from the trace events and the segment map, every allocation and
 // block hoverable with its size, address, stream and stack frames. The snapshot is validated and

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cudakit/memory/allocator_config.hpp"
+#include "cudakit/memory/memory_history_options.hpp"
 #include "cudakit/memory/memory_stats.hpp"
 #include "cudakit/memory/pool_id.hpp"
 #include "cudakit/memory/segment_provider.hpp"
@@ -68,10 +69,18 @@ struct MemorySnapshot {
   AllocatorConfig config;
 };
 
-// Starts (or stops) recording allocation events, each allocation with the C++ stack frames of
-// its caller, on `device` (-1: current); the last `max_entries` events are kept.
+// torch.cuda.memory._record_memory_history on `device` (-1: current): what `options` says is
+// recorded, contexts with the C++ stack frames of the caller (capture_stack).
+// @throws InvalidArgumentError, with nothing changed, for an unknown skip_actions name.
+void record_memory_history(const MemoryHistoryOptions& options, int device = -1);
+// Shorthand: torch's defaults (everything, with C++ frames), the last `max_entries` events; or off.
 void record_memory_history(bool enabled, std::size_t max_entries = 100000, int device = -1);
+// `device`'s (-1: current) segments, statistics and recorded trace (torch's _snapshot()).
 [[nodiscard]] MemorySnapshot memory_snapshot(int device = -1);
+// torch.cuda.memory_snapshot(include_traces): one snapshot per device whose allocator exists, in
+// device order. Without include_traces the recorded histories are not copied, only segments and
+// statistics gathered.
+[[nodiscard]] std::vector<MemorySnapshot> memory_snapshot_all(bool include_traces = false);
 // The snapshot as JSON text (segments, blocks with frames, device_traces, device_stats).
 [[nodiscard]] std::string snapshot_to_json(const MemorySnapshot& snapshot);
 // Parses JSON written by snapshot_to_json (for tools and tests).

@@ -32,6 +32,12 @@ class StreamEvents {
   // True while work queued on `stream` goes into a graph being captured: an event recorded there
   // would mark a point of the graph, not of the stream, and querying it would break the capture.
   [[nodiscard]] virtual bool capturing(StreamKey stream) { (void)stream; return false; }
+  // Held while frees wait for streams to stop capturing (See Note [Frees during capture]), once
+  // per holder: meanwhile the events learn which streams the program destroys. A destroyed
+  // stream then no longer captures, and record() on it marks the work it had queued when it was
+  // destroyed, so that such a free is released once that work has finished rather than never.
+  virtual void hold_destroy_watch() {}
+  virtual void release_destroy_watch() noexcept {}
 };
 
 }  // namespace cudakit::memory

@@ -16,6 +16,7 @@ struct [[gnu::visibility("hidden")]] Arena {
   std::size_t mapped = 0;  // bytes backed by memory, from base
   bool expandable = false;
   bool small = false;      // classic small-pool segment
+  bool oversize = false;   // classic segment above max_split_size (counted in oversize_segments)
   Shard* shard = nullptr;
   Block* first = nullptr;
   Block* last = nullptr;

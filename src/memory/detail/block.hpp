@@ -48,6 +48,7 @@ struct [[gnu::visibility("hidden")]] BlockFields {
   // Free blocks: the StreamMarks stamp of the last free on the shard's stream whose work may
   // still use the block (0: none may).
   std::uint64_t freed_at = 0;
+  bool oversize = false;  // allocated at or above max_split_size (counted in oversize_allocations)
 };
 struct [[gnu::visibility("hidden")]] Block : BlockFields {
   std::vector<StreamKey> extra_streams;  // record_stream

@@ -14,18 +14,22 @@ bool any_capturing(const Block& b, StreamEvents& events) {
 
 void PendingFrees::add(Block* b, StreamEvents& events) {
   if (any_capturing(*b, events)) {
-    deferred_.push_back(b);  // See Note [Frees during capture].
+    // See Note [Frees during capture]: the first deferred free of the shard holds the watch.
+    if (deferred_.empty()) events.hold_destroy_watch();
+    deferred_.push_back(b);
     return;
   }
   record(b, events);
 }
 
 void PendingFrees::record_deferred(StreamEvents& events) {
+  const bool had_deferred = !deferred_.empty();
   std::erase_if(deferred_, [&](Block* b) {
     if (any_capturing(*b, events)) return false;
     record(b, events);
     return true;
   });
+  if (had_deferred && deferred_.empty()) events.release_destroy_watch();
 }
 
 void PendingFrees::record(Block* b, StreamEvents& events) {

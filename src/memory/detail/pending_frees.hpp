@@ -17,9 +17,17 @@ namespace cudakit::memory::detail {
 // would break the capture (PyTorch defers these frees too). Such a free is deferred: the block
 // stays pending, unusable, and gets its events at the first allocation or cache release of its
 // shard after the capture has ended on every stream that used it.
+// A stream the program destroys meanwhile never "ends its capture" as far as a query of its
+// handle can tell (the handle is gone: the query fails, which reads as capturing). So while a
+// shard has deferred frees it holds the events' destroy watch (StreamEvents::hold_destroy_watch):
+// CudaStreamEvents then listens to the trace hooks for stream_destroy, which Stream reports
+// before it destroys its handle, and marks the work the stream had queued; the deferred free
+// waits for that mark instead. The watch is held only while frees are deferred, because a
+// listener makes every reporting site of the trace hooks build and send its event.
 class [[gnu::visibility("hidden")]] PendingFrees {
  public:
   [[nodiscard]] bool any_deferred() const noexcept { return !deferred_.empty(); }
+  [[nodiscard]] std::size_t deferred_count() const noexcept { return deferred_.size(); }
   [[nodiscard]] bool any_pending() const noexcept { return !pending_.empty(); }
 
   // Pending block `b` waits for the work queued so far on the streams in b->extra_streams, or

@@ -9,6 +9,7 @@
 
 #include "cudakit/memory/allocator_config.hpp"
 #include "cudakit/memory/pool_id.hpp"
+#include "cudakit/memory/pool_options.hpp"
 #include "cudakit/memory/segment_provider.hpp"
 #include "memory/detail/shard.hpp"
 
@@ -18,6 +19,7 @@ struct [[gnu::visibility("hidden")]] Pool {
   PoolId id;
   std::shared_ptr<SegmentProvider> provider;
   bool expandable = false;  // expandable arenas: the option is on and the provider maps pages
+  PoolOptions options;      // See Note [Pool options] in caching_allocator.cpp.
   mutable std::mutex shards_mutex;
   std::vector<std::unique_ptr<Shard>> shards;
   // shards.size(), readable without the mutex: whether other streams could lend.
