@@ -32,6 +32,9 @@ void record_stream(void* ptr, StreamRef stream);
 
 // The caching allocator of `device` (-1: current), created on first use.
 [[nodiscard]] CachingAllocator& device_allocator(int device = -1);
+// The device allocator (of any device) whose memory `ptr` lies in; nullptr when none. Creates
+// no allocator.
+[[nodiscard]] CachingAllocator* device_allocator_owning(const void* ptr) noexcept;
 
 [[nodiscard]] MemoryStats memory_stats(int device = -1);
 [[nodiscard]] std::size_t memory_allocated(int device = -1);

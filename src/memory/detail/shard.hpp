@@ -12,6 +12,7 @@
 #include "memory/detail/arena.hpp"
 #include "memory/detail/block.hpp"
 #include "memory/detail/free_index.hpp"
+#include "memory/detail/held_blocks.hpp"
 #include "memory/detail/pending_frees.hpp"
 #include "memory/detail/pointer_map.hpp"
 #include "memory/detail/spin_lock.hpp"
@@ -41,6 +42,9 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   PointerMap<Block> live;
   std::vector<Block*> spare_blocks;
   PendingFrees pending_frees;
+  // Blocks held from outside (IPC): out of `live` while held. See Note [External holds] in
+  // caching_allocator.cpp.
+  HeldBlocks held;
   MemoryStats stats;
   // See Note [Recently freed block] in caching_allocator.cpp.
   Block* recent = nullptr;
