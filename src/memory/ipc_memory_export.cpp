@@ -49,6 +49,16 @@ Registry& registry() {
   return *r;
 }
 
+// At exit, the names of the records still there go: the exporter's memory goes with it, so no
+// later open could succeed, and /dev/shm keeps nothing. Importers that mapped a record keep it.
+struct UnlinkAtExit {
+  ~UnlinkAtExit() {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    for (auto& [key, e] : r.exports) e->record.unlink();
+  }
+} g_unlink_at_exit;
+
 std::size_t collect_locked(Registry& r) {
   std::size_t released = 0;
   std::optional<StateError> failure;
