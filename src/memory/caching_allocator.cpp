@@ -938,10 +938,8 @@ struct Engine {
     return true;
   }
 
-  void deallocate_in(Shard& s, void* ptr) {
-    std::lock_guard lock(s.lock);
-    Block* b = s.live.erase(ptr);
-    if (!b) unknown_pointer("CachingAllocator::deallocate", ptr);
+  // The program's free of `b` in the statistics and the history (shard locked).
+  void count_free(Shard& s, const Block* b) {
     const int pi = pool_index(b->size);
     const auto size = static_cast<std::int64_t>(b->size);
     for (int i : {0, pi}) {
@@ -952,6 +950,14 @@ struct Engine {
     grants.trim(s.granted, s.stats.allocated_bytes[0].current);
     if (b->oversize) s.stats.oversize_allocations.decrease(1);
     history.trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
+  }
+
+  void deallocate_in(Shard& s, void* ptr) {
+    std::lock_guard lock(s.lock);
+    Block* b = s.live.erase(ptr);
+    // A held block is not in `live`: looked for only here. See Note [External holds].
+    if (!b) [[unlikely]] return deallocate_held(s, ptr);
+    count_free(s, b);
     // A lent block's every use is on other streams than s's, which its free waits for: it is
     // then free for all. See Note [Memory across streams].
     b->freed_at = b->borrower ? 0 : s.marks.stamp();
@@ -996,8 +1002,81 @@ struct Engine {
     Shard& s = *a->shard;
     std::lock_guard lock(s.lock);
     Block* b = s.live.find(ptr);
+    if (!b) b = s.held.find_allocated(ptr);
     if (!b) unknown_pointer(api, ptr);
     return f(s, *b);
+  }
+
+  // Note [External holds]
+  // A block exported to another process (memory/ipc_memory_export.hpp) must outlive the
+  // exporter's free until every importer has closed it, or the allocator would hand memory the
+  // importer still reads and writes to a new allocation. add_external_hold() moves the block
+  // out of the shard's `live` map into `held`; deallocate() looks in `held` only when `live`
+  // misses (the path that otherwise reports an unknown pointer), so a block without holds
+  // costs the fast path nothing. A held block the program frees is freed as the program sees
+  // it (allocated bytes fall, the history records the free request) but stays active and
+  // pending, like a free waiting for record_stream()'s streams; the last release completes
+  // the free, through those streams' events when there are any. Holding a block stops active
+  // mirroring allocated (See Note [Active mirrors allocated]), as record_stream() does.
+
+  // deallocate() of a pointer missing from `live` (shard locked).
+  void deallocate_held(Shard& s, void* ptr) {
+    detail::HeldBlock* h = s.held.find(ptr);
+    if (!h || h->freed) unknown_pointer("CachingAllocator::deallocate", ptr);
+    count_free(s, h->block);
+    h->freed = true;
+    h->block->state = Block::State::pending;
+    h->block->freed_at = h->block->borrower ? 0 : s.marks.stamp();  // See Note [Memory across streams]
+  }
+
+  void add_external_hold(void* ptr) {
+    constexpr const char* api = "CachingAllocator::add_external_hold";
+    Arena* a = ptr ? arena_table.find(ptr) : nullptr;
+    if (!a) unknown_pointer(api, ptr);
+    Shard& s = *a->shard;
+    std::lock_guard lock(s.lock);
+    if (Block* b = s.live.erase(ptr)) {
+      stop_mirroring_active(s);
+      s.held.add(b);
+      return;
+    }
+    detail::HeldBlock* h = s.held.find(ptr);
+    if (!h || h->freed) unknown_pointer(api, ptr);
+    ++h->holds;
+  }
+
+  void release_external_hold(void* ptr) {
+    auto no_hold = [ptr] {
+      throw InvalidArgumentError("CachingAllocator::release_external_hold",
+                                 concat("pointer ", ptr, " has no external hold in this allocator"));
+    };
+    Arena* a = ptr ? arena_table.find(ptr) : nullptr;
+    if (!a) no_hold();
+    Shard& s = *a->shard;
+    std::lock_guard lock(s.lock);
+    detail::HeldBlock* h = s.held.find(ptr);
+    if (!h) no_hold();
+    if (--h->holds > 0) return;
+    Block* b = h->block;
+    const bool freed = h->freed;
+    s.held.erase(ptr);
+    if (!freed) {
+      s.live.insert(b->ptr, b);
+    } else if (!b->extra_streams.empty()) {
+      s.pending_frees.add(b, *events);
+    } else {
+      account_inactive(s, b);
+      history.trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream, b->frames);
+      free_block(s, b);
+    }
+  }
+
+  std::size_t external_holds(const void* ptr) const {
+    Arena* a = ptr ? arena_table.find(ptr) : nullptr;
+    if (!a) return 0;
+    std::lock_guard lock(a->shard->lock);
+    const detail::HeldBlock* h = a->shard->held.find(ptr);
+    return h ? h->holds : 0;
   }
 };
 
@@ -1022,7 +1101,7 @@ CachingAllocator::~CachingAllocator() {
       // Destructors never throw; at exit the runtime may already be gone.
       CUDAKIT_LOG(warning, "releasing cached memory failed: ", e.what());
     }
-    leaked += s.live.size();
+    leaked += s.live.size() + s.held.size();
     for (auto& a : s.arenas) {
       if (a->expandable) {
         // Unmap what is still mapped (live blocks leak with it) and drop the reservation.
@@ -1075,6 +1154,30 @@ std::size_t CachingAllocator::allocation_size(const void* ptr) const {
 }
 
 bool CachingAllocator::owns(const void* ptr) const noexcept { return impl_->arena_table.find(ptr) != nullptr; }
+
+void CachingAllocator::add_external_hold(void* ptr) { impl_->add_external_hold(ptr); }
+void CachingAllocator::release_external_hold(void* ptr) { impl_->release_external_hold(ptr); }
+std::size_t CachingAllocator::external_holds(const void* ptr) const { return impl_->external_holds(ptr); }
+
+CachingAllocator::Backing CachingAllocator::backing(const void* ptr) const {
+  return impl_->with_live_block(ptr, "CachingAllocator::backing", [](Shard&, Block& b) {
+    const Arena& a = *b.arena;
+    Backing out;
+    out.block = b.ptr;
+    out.block_size = b.size;
+    out.expandable = a.expandable;
+    if (!a.expandable) {
+      out.ranges.push_back({a.base, a.mapped});
+      return out;
+    }
+    char* chunk = a.base;
+    for (std::size_t size : a.chunks) {
+      if (chunk < b.ptr + b.size && b.ptr < chunk + size) out.ranges.push_back({chunk, size});
+      chunk += size;
+    }
+    return out;
+  });
+}
 
 void CachingAllocator::empty_cache() { impl_->release_all_cached(); }
 

@@ -14,11 +14,21 @@
 namespace cudakit::memory {
 namespace {
 
-CUmemAllocationProp allocation_prop(int device) {
+// Note [Exportable chunks]
+// Another process can map an expandable arena's memory only through a shareable handle of each
+// physical chunk (memory/ipc_memory_export.hpp), and cuMemExportToShareableHandle gives one only
+// for memory created with that handle type requested. So chunks are created exportable as POSIX
+// file descriptors wherever the device says it supports them (torch's expandable segments do
+// the same); where it does not, or where cuMemCreate refuses the request (some containers and
+// virtualized GPUs), chunks are created plain, the log says so once, and exporting a block of
+// an expandable arena fails with an error that says why (legacy segments, expandable_segments:
+// False, still share through cudaIpcGetMemHandle).
+CUmemAllocationProp allocation_prop(int device, bool exportable) {
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = device;
+  if (exportable) prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
   return prop;
 }
 
@@ -33,7 +43,14 @@ CudaSegmentProvider::CudaSegmentProvider(int device)
     drv.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device_);
   }
   if (vmm) {
-    const CUmemAllocationProp prop = allocation_prop(device_);
+    int posix_fd = 0;
+    drv.cuDeviceGetAttribute(&posix_fd, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, device_);
+    exportable_.store(posix_fd != 0 && drv.cuMemExportToShareableHandle != nullptr);
+    if (!exportable_.load()) {
+      CUDAKIT_LOG(info, "device ", device_, " cannot export memory as POSIX file descriptors: blocks of its "
+                  "expandable arenas cannot be shared with other processes (See Note [Exportable chunks])");
+    }
+    const CUmemAllocationProp prop = allocation_prop(device_, exportable_.load());
     std::size_t granularity = 0;
     CUDAKIT_DRIVER_CALL(cuMemGetAllocationGranularity, &granularity, &prop,
                         CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
@@ -80,9 +97,21 @@ void CudaSegmentProvider::release_range(void* base, std::size_t bytes) noexcept 
 
 bool CudaSegmentProvider::map(void* addr, std::size_t bytes) {
   const auto& drv = detail::driver();
-  const CUmemAllocationProp prop = allocation_prop(device_);
+  CUmemAllocationProp prop = allocation_prop(device_, exportable_.load(std::memory_order_relaxed));
   CUmemGenericAllocationHandle handle = 0;
-  const CUresult created = drv.cuMemCreate(&handle, bytes, &prop, 0);
+  CUresult created = drv.cuMemCreate(&handle, bytes, &prop, 0);
+  if (prop.requestedHandleTypes != CU_MEM_HANDLE_TYPE_NONE &&
+      (created == CUDA_ERROR_NOT_SUPPORTED || created == CUDA_ERROR_NOT_PERMITTED ||
+       created == CUDA_ERROR_INVALID_VALUE)) {
+    // See Note [Exportable chunks]: plain chunks from now on.
+    if (exportable_.exchange(false)) {
+      CUDAKIT_LOG(warning, "cuMemCreate refused exportable memory on device ", device_, " (",
+                  detail::driver_error_string(created), "): its expandable arenas' blocks cannot be shared "
+                  "with other processes; use expandable_segments:False to share them");
+    }
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    created = drv.cuMemCreate(&handle, bytes, &prop, 0);
+  }
   if (created == CUDA_ERROR_OUT_OF_MEMORY) return false;
   CUDAKIT_CHECK_DRIVER(created);
   const auto va = reinterpret_cast<CUdeviceptr>(addr);

@@ -103,6 +103,8 @@ CachingAllocator* owner_of(const void* ptr) {
 }
 }  // namespace
 
+CachingAllocator* device_allocator_owning(const void* ptr) noexcept { return ptr ? owner_of(ptr) : nullptr; }
+
 void deallocate(void* ptr) {
   if (!ptr) return;
   if (trace_hooks_active()) [[unlikely]] {

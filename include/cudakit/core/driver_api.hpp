@@ -39,6 +39,9 @@ using PFN_GraphNodeGetToolsId = CUresult (*)(CUgraphNode, unsigned long long*);
   X(cuMemMap, 12000)                              \
   X(cuMemUnmap, 12000)                            \
   X(cuMemSetAccess, 12000)                        \
+  X(cuMemExportToShareableHandle, 12000)          \
+  X(cuMemImportFromShareableHandle, 12000)        \
+  X(cuMemRetainAllocationHandle, 12000)           \
   X(cuDeviceGetDevResource, 12040)                \
   X(cuDevSmResourceSplitByCount, 12040)           \
   X(cuDevResourceGenerateDesc, 12040)             \

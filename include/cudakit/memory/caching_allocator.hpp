@@ -55,6 +55,38 @@ class CachingAllocator {
   // True when ptr points into memory this allocator manages (any pool).
   [[nodiscard]] bool owns(const void* ptr) const noexcept;
 
+  // External holds (See Note [External holds] in caching_allocator.cpp): something outside the
+  // allocator, such as another process that opened the block through IPC, still uses it.
+  // While a block has holds, deallocate() frees it as the program sees it (allocated bytes
+  // fall) but leaves it active and pending, never reused, until the last hold is released;
+  // blocks without holds cost nothing extra.
+  // Adds one hold to the live allocation that starts at `ptr`.
+  // @throws InvalidArgumentError for a pointer that is not a live allocation of this allocator.
+  void add_external_hold(void* ptr);
+  // Removes one hold. The last hold of a block already freed completes its free: it becomes
+  // reusable at once, or once the work of the streams record_stream() named has finished.
+  // @throws InvalidArgumentError for a pointer that holds no hold.
+  void release_external_hold(void* ptr);
+  // Holds on the block that starts at `ptr` (freed or not); 0 for any other pointer.
+  [[nodiscard]] std::size_t external_holds(const void* ptr) const;
+
+  // The memory the provider handed out that backs a live allocation: what must be shared for
+  // another process to see it.
+  struct Backing {
+    struct Range {
+      void* base = nullptr;
+      std::size_t size = 0;
+    };
+    void* block = nullptr;
+    std::size_t block_size = 0;  // the rounded size (allocation_size)
+    bool expandable = false;
+    // In address order: the one segment that holds the block (allocate_segment), or the
+    // chunks of an expandable range (one map() each) that the block overlaps.
+    std::vector<Range> ranges;
+  };
+  // @throws InvalidArgumentError as allocation_size.
+  [[nodiscard]] Backing backing(const void* ptr) const;
+
   // Waits for every pending free, then returns every wholly free segment (and the free tails of
   // expandable ranges) of every pool to its provider.
   void empty_cache();

@@ -32,9 +32,14 @@ class CudaSegmentProvider : public SegmentProvider {
   void synchronize(StreamKey stream) override;
   [[nodiscard]] std::pair<std::size_t, std::size_t> memory_info() const override;
   [[nodiscard]] std::size_t total_memory() const override { return total_; }
+  // True while the chunks map() creates can be exported as POSIX file descriptors, for other
+  // processes to map (See Note [Exportable chunks] in cuda_segment_provider.cpp).
+  [[nodiscard]] bool exports_file_descriptors() const noexcept { return exportable_.load(std::memory_order_relaxed); }
+  [[nodiscard]] int device() const noexcept { return device_; }
 
  private:
   int device_;
+  std::atomic<bool> exportable_{false};
   std::size_t page_size_ = 0;  // 0 when the device has no virtual memory management
   std::size_t total_ = 0;
   std::mutex handles_mutex_;

@@ -34,6 +34,9 @@ void record_stream(void* ptr, StreamRef stream);
 
 // The caching allocator of `device` (-1: current), created on first use.
 [[nodiscard]] CachingAllocator& device_allocator(int device = -1);
+// The device allocator (of any device) whose memory `ptr` lies in; nullptr when none. Creates
+// no allocator.
+[[nodiscard]] CachingAllocator* device_allocator_owning(const void* ptr) noexcept;
 
 // torch.cuda.memory_stats(device): the statistics; MemoryStats::to_map() gives torch's flat dict
 // ("allocated_bytes.all.current" -> value), memory_stats_as_nested_dict() the tree it is made of.

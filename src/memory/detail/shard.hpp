@@ -14,6 +14,7 @@
 #include "memory/detail/arena.hpp"
 #include "memory/detail/block.hpp"
 #include "memory/detail/free_index.hpp"
+#include "memory/detail/held_blocks.hpp"
 #include "memory/detail/pending_frees.hpp"
 #include "memory/detail/pointer_map.hpp"
 #include "memory/detail/spin_lock.hpp"
@@ -62,6 +63,9 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   // requesting thread under the lender's lock, hence atomic.
   std::atomic<std::uint32_t> borrows_in_a_row{0};
   std::uint32_t frees_since_mark = 0;
+  // Blocks held from outside (IPC): out of `live` while held. See Note [External holds] in
+  // caching_allocator.cpp.
+  HeldBlocks held;
   MemoryStats stats;
   // See Note [Recently freed block] in caching_allocator.cpp.
   Block* recent = nullptr;
