@@ -18,10 +18,6 @@ constexpr unsigned kMaxRegisterThreads = 128;  // torch's limit
 // Why a key that torch reads is not taken here; empty for keys torch does not know either. A
 // config copied from a torch program then fails with the reason, not as a typo would.
 std::string_view unsupported_torch_key(std::string_view key) {
-  if (key == "backend") {
-    return "the allocator is always cudakit's caching allocator (cudaMallocAsync is slower and "
-           "more fragmented on the recorded traces: README, allocator table)";
-  }
   if (key == "release_lock_on_cudamalloc") {
     return "there is no device-wide lock to release: a growth holds only the lock of its own "
            "stream's shard, and other streams allocate meanwhile";
@@ -194,6 +190,14 @@ AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig co
         bad(key, value, detail::concat("must be a power of two from 1 to ", kMaxRegisterThreads));
       }
       config.pinned_num_register_threads = static_cast<unsigned>(n);
+    } else if (key == "backend") {
+      if (value == "native") {
+        config.backend = Backend::native;
+      } else if (value == "cudaMallocAsync") {
+        config.backend = Backend::cuda_malloc_async;
+      } else {
+        bad(key, value, "unknown backend (accepted: native, cudaMallocAsync)");
+      }
     } else if (const std::string_view why = unsupported_torch_key(key); !why.empty()) {
       bad(key, value, detail::concat("a PYTORCH_CUDA_ALLOC_CONF key that cudakit does not implement: ", why));
     } else {
@@ -201,7 +205,7 @@ AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig co
           "unknown key (known: max_split_size_mb, max_non_split_rounding_mb, "
           "garbage_collection_threshold, expandable_segments, roundup_power2_divisions, "
           "per_process_memory_fraction, pinned_use_cuda_host_register, "
-          "pinned_num_register_threads)");
+          "pinned_num_register_threads, backend)");
     }
   }
   return config;
@@ -240,6 +244,7 @@ std::string AllocatorConfig::to_string() const {
   if (pinned_num_register_threads != 1) {
     out += detail::concat(",pinned_num_register_threads:", pinned_num_register_threads);
   }
+  if (backend == Backend::cuda_malloc_async) out += ",backend:cudaMallocAsync";
   return out;
 }
 
