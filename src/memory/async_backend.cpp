@@ -14,6 +14,9 @@
 // Pools routed to by use_mem_pool and graph capture stay the caching allocator's, so capture
 // never records this backend's frees; a free of its memory during a capture waits for the
 // capture's end (TrackedBackend::defers_during_capture).
+// As under torch's backend, the stream a block was allocated on must still exist when the block
+// is freed: cudaFreeAsync is queued on it (torch's streams come from a pool and live forever;
+// a cudakit program that destroys a Stream frees what it allocated there first).
 
 #include <cuda_runtime_api.h>
 

@@ -2,12 +2,17 @@
 // allocation is its own cudaMalloc and every free its own cudaFree, so that compute-sanitizer's
 // memcheck sees each allocation's bounds and each use after free. See Note [Allocator backends].
 //
-// cudaFree does not wait for the work queued on the streams that used the memory, so a free
-// first blocks until the allocating stream and every stream record_stream() named have finished
-// what was queued on them so far (events recorded now, then synchronized), then calls cudaFree.
-// The statistics are exact: each allocation is one segment of exactly its size.
+// cudaFree is not documented to wait for the work queued on the streams that used the memory, so
+// a free first synchronizes the device (and the device of each stream record_stream() named),
+// then calls cudaFree. The device, not the streams: the program may have destroyed the stream a
+// block was allocated on before it frees the block, and a destroyed stream must not be touched
+// (the caching allocator's synchronize does the same). This mode is for finding memory errors,
+// not for speed. The statistics are exact: each allocation is one segment of exactly its size.
 
 #include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
@@ -37,10 +42,19 @@ class UncachedBackend final : public TrackedBackend {
   }
 
   void release(void* ptr, const Allocation& a) override {
-    wait_for(all_streams(a));
+    std::vector<int> devices{a.device};
+    for (const StreamRef& s : a.usage) {
+      if (std::find(devices.begin(), devices.end(), s.device()) == devices.end()) devices.push_back(s.device());
+    }
+    for (int d : devices) {
+      DeviceGuard guard(d);
+      CUDAKIT_CHECK_CUDA(cudaDeviceSynchronize());
+    }
     DeviceGuard guard(a.device);
     CUDAKIT_CHECK_CUDA(cudaFree(ptr));
   }
+
+  bool releases_on_streams() const noexcept override { return false; }
 };
 
 }  // namespace

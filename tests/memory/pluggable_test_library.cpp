@@ -1,8 +1,9 @@
 // The shared library the pluggable-allocator tests load by path (PluggableAllocator's dlopen
 // form): torch's alloc/free signatures over host malloc, counting its calls, so that the
-// pluggable backend runs on the host tier without a GPU. The stream is declared as void*: the
-// same pointer as cudaStream_t in the C calling convention, without CUDA's headers.
+// pluggable backend runs on the host tier without a GPU. CUDA's headers give the stream's type;
+// nothing of CUDA is called or linked.
 
+#include <cuda_runtime_api.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -13,13 +14,13 @@ std::atomic<long> g_alloc_calls{0};
 std::atomic<long> g_free_calls{0};
 std::atomic<long> g_live_bytes{0};
 std::atomic<int> g_last_device{-1};
-std::atomic<void*> g_last_stream{nullptr};
+std::atomic<cudaStream_t> g_last_stream{nullptr};
 std::atomic<bool> g_fail_next{false};
 }  // namespace
 
 extern "C" {
 
-__attribute__((visibility("default"))) void* cudakit_test_alloc(ssize_t size, int device, void* stream) {
+__attribute__((visibility("default"))) void* cudakit_test_alloc(ssize_t size, int device, cudaStream_t stream) {
   g_alloc_calls.fetch_add(1);
   g_last_device.store(device);
   g_last_stream.store(stream);
@@ -28,7 +29,7 @@ __attribute__((visibility("default"))) void* cudakit_test_alloc(ssize_t size, in
   return std::malloc(static_cast<std::size_t>(size));
 }
 
-__attribute__((visibility("default"))) void cudakit_test_free(void* ptr, ssize_t size, int device, void* stream) {
+__attribute__((visibility("default"))) void cudakit_test_free(void* ptr, ssize_t size, int device, cudaStream_t stream) {
   g_free_calls.fetch_add(1);
   g_last_device.store(device);
   g_last_stream.store(stream);

@@ -212,6 +212,7 @@ bool TrackedBackend::deallocate_if_owned(void* ptr) {
 bool TrackedBackend::must_defer(const Allocation& a) {
   if (!defers_during_capture()) return false;
   if (captures_under_way(a.device) > 0) return true;
+  if (!releases_on_streams()) return false;
   // A capture begun with raw CUDA calls is seen on the streams themselves.
   for (const StreamRef& s : all_streams(a)) {
     if (events(s.device()).capturing(reinterpret_cast<StreamKey>(s.handle()))) return true;
@@ -397,21 +398,6 @@ void TrackedBackend::order_after(StreamRef target, std::span<const StreamRef> st
     }
     e.release(token);  // the wait took the event's state; the event may be recorded again
     CUDAKIT_CHECK_CUDA(waited);
-  }
-}
-
-void TrackedBackend::wait_for(std::span<const StreamRef> streams) {
-  for (const StreamRef& s : streams) {
-    CudaStreamEvents& e = events(s.device());
-    DeviceGuard guard(s.device());
-    const StreamEvents::Token token = e.record(reinterpret_cast<StreamKey>(s.handle()));
-    try {
-      e.synchronize(token);
-    } catch (...) {
-      e.release(token);
-      throw;
-    }
-    e.release(token);
   }
 }
 

@@ -58,6 +58,10 @@ class TrackedBackend : public AllocatorBackend {
   // the next call once no capture is under way. torch's Note [Avoid freeing uncaptured ptrs
   // during CUDA graph capture].
   [[nodiscard]] virtual bool defers_during_capture() const noexcept { return true; }
+  // Whether release() touches the allocation's streams, which then are asked whether a capture
+  // (begun with raw CUDA calls, unseen by the graph layer) records them. A backend that does not
+  // touch them is spared the question: the program may have destroyed them.
+  [[nodiscard]] virtual bool releases_on_streams() const noexcept { return true; }
   // record_stream() of a live allocation: true when cudakit is to order the free behind `stream`
   // itself (false when a hook of the underlying allocator took it). Called without the lock.
   [[nodiscard]] virtual bool keep_usage_stream(void* ptr, StreamRef stream) {
@@ -73,8 +77,6 @@ class TrackedBackend : public AllocatorBackend {
 
   // For subclasses' release(): makes `target` wait for the work queued so far on `streams`.
   void order_after(StreamRef target, std::span<const StreamRef> streams);
-  // Blocks until the work queued so far on `streams` has finished.
-  void wait_for(std::span<const StreamRef> streams);
   // The allocation's own stream and its usage streams.
   [[nodiscard]] static std::vector<StreamRef> all_streams(const Allocation& a);
   [[nodiscard]] const AllocatorConfig& config() const noexcept { return config_; }
