@@ -131,7 +131,23 @@ void parse_divisions_list(std::string_view key, std::string_view value,
   }
 }
 
+CrossStreamReuse parse_cross_stream_reuse(std::string_view key, std::string_view value) {
+  for (auto mode : {CrossStreamReuse::off, CrossStreamReuse::opportunistic, CrossStreamReuse::dependencies}) {
+    if (value == to_string(mode)) return mode;
+  }
+  bad(key, value, "expected off, opportunistic or dependencies");
+}
+
 }  // namespace
+
+const char* to_string(CrossStreamReuse mode) noexcept {
+  switch (mode) {
+    case CrossStreamReuse::off: return "off";
+    case CrossStreamReuse::opportunistic: return "opportunistic";
+    case CrossStreamReuse::dependencies: return "dependencies";
+  }
+  return "?";
+}
 
 unsigned AllocatorConfig::roundup_divisions(std::size_t bytes) const noexcept {
   const int log2 = std::bit_width(bytes) - 1;  // intervals start at 1 MiB = 2^20
@@ -182,6 +198,8 @@ AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig co
       const double f = parse_double(key, value);
       if (!(f > 0.0 && f <= 1.0)) bad(key, value, "must lie in (0, 1]");
       config.per_process_memory_fraction = f;
+    } else if (key == "cross_stream_reuse") {
+      config.cross_stream_reuse = parse_cross_stream_reuse(key, value);
     } else if (key == "pinned_use_cuda_host_register") {
       config.pinned_use_host_register = parse_bool(key, value);
     } else if (key == "pinned_num_register_threads") {
@@ -204,7 +222,7 @@ AllocatorConfig AllocatorConfig::parse(std::string_view text, AllocatorConfig co
       bad(key, value,
           "unknown key (known: max_split_size_mb, max_non_split_rounding_mb, "
           "garbage_collection_threshold, expandable_segments, roundup_power2_divisions, "
-          "per_process_memory_fraction, pinned_use_cuda_host_register, "
+          "per_process_memory_fraction, cross_stream_reuse, pinned_use_cuda_host_register, "
           "pinned_num_register_threads, backend)");
     }
   }
@@ -239,6 +257,9 @@ std::string AllocatorConfig::to_string() const {
   }
   if (per_process_memory_fraction < 1.0) {
     out += detail::concat(",per_process_memory_fraction:", per_process_memory_fraction);
+  }
+  if (cross_stream_reuse != AllocatorConfig{}.cross_stream_reuse) {
+    out += detail::concat(",cross_stream_reuse:", memory::to_string(cross_stream_reuse));
   }
   if (pinned_use_host_register) out += ",pinned_use_cuda_host_register:True";
   if (pinned_num_register_threads != 1) {

@@ -203,6 +203,7 @@ struct Engine {
         if (grants.count_shard()) start_grants();  // See Note [Device-wide peaks].
         std::lock_guard lock(pool->shards_mutex);
         pool->shards.push_back(std::make_unique<Shard>());
+        pool->shard_count.store(pool->shards.size(), std::memory_order_relaxed);
         shard = pool->shards.back().get();
         shard->pool = pool;
         shard->stream = stream;
@@ -396,16 +397,18 @@ struct Engine {
     }
   }
 
-  Block* find_free(Shard& s, std::size_t rounded, bool expandable) {
-    if (expandable) return s.large_index.find(rounded, [](const Block*) { return true; });
-    if (rounded <= kSmallRequest) return s.small_index.find(rounded, [](const Block*) { return true; });
+  // The best free block for `rounded` bytes among those `usable` accepts.
+  template <class Usable = decltype([](const Block*) { return true; })>
+  Block* find_free(Shard& s, std::size_t rounded, bool expandable, Usable&& usable = {}) {
+    if (expandable) return s.large_index.find(rounded, usable);
+    if (rounded <= kSmallRequest) return s.small_index.find(rounded, usable);
     const std::size_t max_split = config.max_split_size;
     return s.large_index.find(rounded, [&](const Block* b) {
       // torch's rules: small requests don't take oversize blocks; oversize requests take an
       // oversize block only if it wastes less than max_non_split_rounding (20 MiB by default).
       if (rounded < max_split && b->size >= max_split) return false;
       if (rounded >= max_split && b->size >= rounded + config.max_non_split_rounding) return false;
-      return true;
+      return usable(b);
     });
   }
 
@@ -421,11 +424,14 @@ struct Engine {
     // never left side by side.
     if (s.recent && (s.recent == b->prev || s.recent == b->next)) flush_recent(s);
     b->state = Block::State::free;
+    b->borrower = nullptr;
     b->extra_streams.clear();
     b->frames.reset();
     for (Block* n : {b->prev, b->next}) {
       if (!n || n->state != Block::State::free) continue;
       remove_free(s, n);
+      // The merged block is as busy as the later of the two frees.
+      b->freed_at = n->freed_at = std::max(b->freed_at, n->freed_at);
       if (n == b->prev) {
         n->size += b->size;
         n->next = b->next;
@@ -475,7 +481,10 @@ struct Engine {
   void release_cached(Shard& s, bool wait_pending) {
     flush_recent(s);
     if (s.pending_frees.any_deferred()) s.pending_frees.record_deferred(*events);
-    if (wait_pending) complete_pending(s, true);
+    if (wait_pending) {
+      complete_pending(s, true);
+      wait_awaiting(s);
+    }
     SegmentProvider& provider = *s.pool->provider;
     bool synchronized = false;
     auto sync_once = [&] {
@@ -548,6 +557,7 @@ struct Engine {
     s.lock.lock();
     if (s.pending_frees.any_deferred()) [[unlikely]] s.pending_frees.record_deferred(*events);
     if (s.pending_frees.any_pending()) complete_pending(s, false);
+    if (s.awaiting_count) [[unlikely]] complete_awaiting(s, true);
     if (s.recent && s.recent->size == rounded) {
       Block* b = std::exchange(s.recent, nullptr);
       void* p = take(s, b, rounded, bytes);
@@ -560,7 +570,23 @@ struct Engine {
     if (b) {
       remove_free(s, b);
     } else {
-      b = obtain(s, rounded, expandable);
+      if (s.awaiting_count) {
+        complete_awaiting(s, true);  // what this shard lent may be back
+        flush_recent(s);
+        b = find_free(s, rounded, expandable);
+      }
+      if (b) {
+        remove_free(s, b);
+      } else if (may_borrow(s)) {
+        const std::size_t own_tail = free_tail_bytes(s);
+        s.lock.unlock();
+        if (void* p = allocate_elsewhere(bytes, s, rounded, expandable, own_tail)) return p;
+        s.lock.lock();
+        flush_recent(s);
+        b = find_free(s, rounded, expandable);  // freed here meanwhile
+        if (b) remove_free(s, b);
+      }
+      if (!b) b = obtain(s, rounded, expandable);
       if (!b) {
         s.lock.unlock();
         return allocate_after_release(bytes, s, rounded, expandable);
@@ -568,6 +594,130 @@ struct Engine {
     }
     void* p = take(s, b, rounded, bytes);
     s.lock.unlock();
+    return p;
+  }
+
+  // ---- memory across streams (See Note [Memory across streams]) ----
+  bool may_borrow(const Shard& s) const {
+    return config.cross_stream_reuse != CrossStreamReuse::off &&
+           s.pool->shard_count.load(std::memory_order_relaxed) > 1 && !events->capturing(s.stream);
+  }
+
+  // Bytes of the free block at the end of the shard's expandable arena (shard locked).
+  static std::size_t free_tail_bytes(const Shard& s) {
+    const Block* tail = s.arena ? s.arena->last : nullptr;
+    return tail && tail->state == Block::State::free ? tail->size : 0;
+  }
+
+  // Serves `requester`'s request from another stream's shard of the same pool, with no shard
+  // lock held on entry: a free block whose last use has finished (or, with `dependencies`, one
+  // the requesting stream is made to wait for), else growing the expandable arena whose free
+  // tail is largest, when that is another stream's. nullptr: the requester grows its own.
+  void* allocate_elsewhere(std::size_t bytes, Shard& requester, std::size_t rounded, bool expandable,
+                           std::size_t own_tail) {
+    Pool& pool = *requester.pool;
+    std::lock_guard list_lock(pool.shards_mutex);  // then one shard lock at a time
+    Shard* grow_in = nullptr;
+    std::size_t largest_tail = own_tail;
+    for (auto& owner : pool.shards) {
+      Shard& t = *owner;
+      if (&t == &requester) continue;
+      std::lock_guard lock(t.lock);
+      flush_recent(t);
+      if (t.pending_frees.any_deferred()) t.pending_frees.record_deferred(*events);
+      if (t.pending_frees.any_pending()) complete_pending(t, false);
+      if (t.awaiting_count) complete_awaiting(t, true);
+      if (Block* b = find_lendable(t, requester, rounded, expandable)) {
+        remove_free(t, b);
+        return lend(t, b, requester, rounded, bytes);
+      }
+      const Block* tail = expandable && t.arena ? t.arena->last : nullptr;
+      if (tail && tail->state == Block::State::free && t.marks.covers(tail->freed_at) && tail->size > largest_tail) {
+        largest_tail = tail->size;
+        grow_in = &t;
+      }
+    }
+    if (!grow_in) return nullptr;
+    Shard& t = *grow_in;
+    std::lock_guard lock(t.lock);
+    flush_recent(t);
+    const Block* tail = t.arena ? t.arena->last : nullptr;
+    if (!tail || tail->state != Block::State::free || !t.marks.covers(tail->freed_at)) return nullptr;
+    Block* b = grow_arena(t, rounded);
+    return b ? lend(t, b, requester, rounded, bytes) : nullptr;
+  }
+
+  // A free block of shard `t` that `requester` may use now (shard t locked).
+  Block* find_lendable(Shard& t, Shard& requester, std::size_t rounded, bool expandable) {
+    if (Block* b = find_free(t, rounded, expandable, [&](const Block* c) { return t.marks.covers(c->freed_at); })) {
+      return b;
+    }
+    // The best fit regardless; whether its last use on t's stream has finished, the marks say.
+    Block* b = find_free(t, rounded, expandable);
+    if (!b) return nullptr;
+    if (t.marks.poll(*events, t.stream, b->freed_at)) return b;
+    if (config.cross_stream_reuse != CrossStreamReuse::dependencies || events->capturing(t.stream)) return nullptr;
+    events->make_wait(requester.stream, t.marks.covering_mark(*events, t.stream, b->freed_at));
+    return b;
+  }
+
+  // A lent block's free waits for its borrower's marks (shard t locked).
+  void await_borrower(Shard& t, Block* b) {
+    Shard* user = b->borrower;
+    auto q = std::find_if(t.awaiting.begin(), t.awaiting.end(), [&](const Shard::AwaitingFrees& a) { return a.user == user; });
+    if (q == t.awaiting.end()) q = t.awaiting.insert(t.awaiting.end(), Shard::AwaitingFrees{user, {}});
+    q->frees.push_back(Shard::AwaitingFree{b, user->marks.stamp()});
+    ++t.awaiting_count;
+  }
+
+  // Completes the frees of lent blocks whose borrowers' marks cover them (shard t locked). With
+  // `advance`, first polls the marks of a borrower that is behind, if its lock is free (never
+  // waiting for it while holding t's: any order of two shard locks could deadlock).
+  void complete_awaiting(Shard& t, bool advance) {
+    for (auto& q : t.awaiting) {
+      if (q.frees.empty()) continue;
+      Shard& user = *q.user;
+      if (advance && !user.marks.covers(q.frees.front().stamp) && user.lock.try_lock()) {
+        try {
+          user.marks.poll(*events, user.stream, q.frees.back().stamp);
+        } catch (...) {
+          user.lock.unlock();
+          throw;
+        }
+        user.lock.unlock();
+      }
+      while (!q.frees.empty() && user.marks.covers(q.frees.front().stamp)) {
+        finish_awaited(t, q.frees.front().block);
+        q.frees.pop_front();
+      }
+    }
+  }
+
+  // Waits for every lent block's borrower (shard t locked; releasing cached memory).
+  void wait_awaiting(Shard& t) {
+    if (!t.awaiting_count) return;
+    t.pool->provider->synchronize(t.stream);  // all work, whichever streams are still alive
+    for (auto& q : t.awaiting) {
+      for (const auto& f : q.frees) finish_awaited(t, f.block);
+      q.frees.clear();
+    }
+  }
+
+  void finish_awaited(Shard& t, Block* b) {
+    --t.awaiting_count;
+    account_inactive(t, b);
+    history.trace(TraceEntry::Action::free_completed, b->ptr, b->size, t.stream);
+    free_block(t, b);
+  }
+
+  // Gives free block `b` of shard `t` (not indexed) to `requester`: it stays t's (its arena's
+  // shard frees it), and its free waits for the requester's work, as record_stream does.
+  void* lend(Shard& t, Block* b, Shard& requester, std::size_t rounded, std::size_t bytes) {
+    stop_mirroring_active(t);  // lent blocks are freed pending (Note [Active mirrors allocated])
+    void* p = take(t, b, rounded, bytes);
+    b->borrower = &requester;
+    b->extra_streams.push_back(requester.stream);
+    ++t.stats.num_cross_stream_reuses;
     return p;
   }
 
@@ -609,6 +759,7 @@ struct Engine {
       Block* rest = s.new_block();
       rest->ptr = b->ptr + rounded;
       rest->size = b->size - rounded;
+      rest->freed_at = b->freed_at;
       rest->arena = b->arena;
       rest->prev = b;
       rest->next = b->next;
@@ -670,6 +821,14 @@ struct Engine {
     grants.trim(s.granted, s.stats.allocated_bytes[0].current);
     if (b->size >= config.max_split_size) s.stats.oversize_allocations.decrease(1);
     history.trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
+    // A lent block's every use is on other streams than s's, which its free waits for: it is
+    // then free for all. See Note [Memory across streams].
+    b->freed_at = b->borrower ? 0 : s.marks.stamp();
+    if (b->borrower && b->extra_streams.size() == 1) {
+      b->state = Block::State::pending;
+      await_borrower(s, b);
+      return;
+    }
     if (!b->extra_streams.empty()) {
       b->state = Block::State::pending;
       s.pending_frees.add(b, *events);
@@ -709,6 +868,7 @@ CachingAllocator::~CachingAllocator() {
   std::size_t leaked = 0;
   impl_->for_each_shard([&](Shard& s) {
     std::lock_guard lock(s.lock);
+    s.marks.release(*impl_->events);
     try {
       impl_->release_cached(s, true);
     } catch (const std::exception& e) {
@@ -752,7 +912,8 @@ bool CachingAllocator::deallocate_if_owned(void* ptr) { return ptr && impl_->dea
 
 void CachingAllocator::record_stream(void* ptr, StreamKey stream) {
   impl_->with_live_block(ptr, "CachingAllocator::record_stream", [&](Shard& s, Block& b) {
-    if (stream != s.stream &&
+    // A lent block's own shard's stream is another user (See Note [Memory across streams]).
+    if ((stream != s.stream || b.borrower) &&
         std::find(b.extra_streams.begin(), b.extra_streams.end(), stream) == b.extra_streams.end()) {
       b.extra_streams.push_back(stream);
       impl_->stop_mirroring_active(s);
@@ -774,6 +935,7 @@ void CachingAllocator::process_events() {
   impl_->for_each_shard([&](Shard& s) {
     std::lock_guard lock(s.lock);
     impl_->complete_pending(s, false);
+    impl_->complete_awaiting(s, true);
   });
 }
 
@@ -857,6 +1019,7 @@ MemoryStats CachingAllocator::stats() const {
     out.oversize_segments.merge(in.oversize_segments);
     out.num_device_alloc += in.num_device_alloc;
     out.num_device_free += in.num_device_free;
+    out.num_cross_stream_reuses += in.num_cross_stream_reuses;
   });
   // See Note [Device-wide peaks] in detail/device_peaks.hpp.
   out.allocated_bytes[0].peak = impl_->grants.bound_peak(out.allocated_bytes[0].peak);
@@ -893,7 +1056,7 @@ void CachingAllocator::reset_accumulated_stats() {
   impl_->for_each_shard([&](Shard& s) {
     std::lock_guard lock(s.lock);
     for_each_stat(s.stats, [](Stat& st) { st.allocated = st.freed = 0; });
-    s.stats.num_device_alloc = s.stats.num_device_free = 0;
+    s.stats.num_device_alloc = s.stats.num_device_free = s.stats.num_cross_stream_reuses = 0;
   });
   impl_->retries = 0;
   impl_->ooms = 0;

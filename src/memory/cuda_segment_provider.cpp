@@ -161,6 +161,18 @@ void CudaStreamEvents::synchronize(Token token) {
   CUDAKIT_CHECK_CUDA(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(token)));
 }
 
+void CudaStreamEvents::make_wait(StreamKey waiter, Token token) {
+  CUDAKIT_CHECK_CUDA(cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(waiter), reinterpret_cast<cudaEvent_t>(token), 0));
+}
+
+bool CudaStreamEvents::idle(StreamKey stream) {
+  const cudaError_t status = cudaStreamQuery(reinterpret_cast<cudaStream_t>(stream));
+  if (status == cudaSuccess) return true;
+  // Not ready, or unknown (a stream the program destroyed): not idle, and no error left behind.
+  (void)cudaGetLastError();
+  return false;
+}
+
 void CudaStreamEvents::release(Token token) noexcept {
   std::lock_guard lock(mutex_);
   free_events_.push_back(reinterpret_cast<void*>(token));

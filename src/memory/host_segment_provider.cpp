@@ -2,6 +2,9 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
 
@@ -89,8 +92,45 @@ void HostStreamEvents::synchronize(Token token) {
   std::lock_guard lock(mutex_);
   const Pending& p = tokens_.at(token);
   // Waiting on the host means the work is done by the time we return.
-  auto& done = completed_[p.stream];
-  if (done < p.ticket) done = p.ticket;
+  complete_locked(p.stream, p.ticket);
+}
+
+void HostStreamEvents::make_wait(StreamKey waiter, Token token) {
+  std::lock_guard lock(mutex_);
+  const Pending& p = tokens_.at(token);
+  std::erase_if(waits_, [&](const Wait& w) { return completed_[w.awaited] >= w.ticket; });
+  waits_.push_back(Wait{waiter, issued_[waiter], p.stream, p.ticket});
+}
+
+bool HostStreamEvents::idle(StreamKey) {
+  // Without auto-completion the test decides when work finishes, through tickets alone: work
+  // queued since the last ticket is never known to be done.
+  return auto_complete_;
+}
+
+std::uint64_t HostStreamEvents::waited_ticket(StreamKey waiter, StreamKey awaited) {
+  std::lock_guard lock(mutex_);
+  std::uint64_t ticket = 0;
+  for (const Wait& w : waits_) {
+    if (w.waiter == waiter && w.awaited == awaited) ticket = std::max(ticket, w.ticket);
+  }
+  return ticket;
+}
+
+std::uint64_t HostStreamEvents::completed_ticket(StreamKey stream) {
+  std::lock_guard lock(mutex_);
+  return completed_[stream];
+}
+
+void HostStreamEvents::complete_locked(StreamKey stream, std::uint64_t ticket) {
+  auto& done = completed_[stream];
+  if (done >= ticket) return;
+  done = ticket;
+  // Work completed on `stream` past a wait means the awaited work completed first.
+  for (std::size_t i = 0; i < waits_.size(); ++i) {
+    const Wait w = waits_[i];
+    if (w.waiter == stream && w.after < ticket) complete_locked(w.awaited, w.ticket);
+  }
 }
 
 void HostStreamEvents::release(Token token) noexcept {
@@ -116,8 +156,7 @@ std::uint64_t HostStreamEvents::last_ticket(StreamKey stream) {
 
 void HostStreamEvents::complete_up_to(StreamKey stream, std::uint64_t ticket) {
   std::lock_guard lock(mutex_);
-  auto& done = completed_[stream];
-  if (done < ticket) done = ticket;
+  complete_locked(stream, ticket);
 }
 
 void HostStreamEvents::complete_all() {

@@ -32,6 +32,7 @@ std::map<std::string, std::int64_t> MemoryStats::to_map() const {
   out["num_sync_all_streams"] = num_sync_all_streams;
   out["num_device_alloc"] = num_device_alloc;
   out["num_device_free"] = num_device_free;
+  out["num_cross_stream_reuses"] = num_cross_stream_reuses;
   out["max_split_size"] = max_split_size;
   return out;
 }

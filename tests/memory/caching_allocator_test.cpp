@@ -98,15 +98,104 @@ TEST_P(CachingAllocatorModes, SplitsAndCoalesces) {
 }
 
 TEST_P(CachingAllocatorModes, FreedBlockIsReusedAtOnceOnItsStreamOnly) {
-  Fixture f(config());
+  Fixture f(config(), 8ull << 30, /*auto_events=*/false);
   void* a = f.allocator.allocate(4096, kStreamA);
+  void* b = f.allocator.allocate(4096, kStreamB);  // stream B has a shard of its own
   f.allocator.deallocate(a);
   void* on_b = f.allocator.allocate(4096, kStreamB);
-  EXPECT_NE(on_b, a);  // another stream never gets it without synchronization
+  EXPECT_NE(on_b, a);  // stream A's queued work may still use it
   void* again = f.allocator.allocate(4096, kStreamA);
   EXPECT_EQ(again, a);  // stream order makes immediate reuse safe
-  f.allocator.deallocate(on_b);
-  f.allocator.deallocate(again);
+  for (void* p : {b, on_b, again}) f.allocator.deallocate(p);
+}
+
+// See Note [Memory across streams]: opportunistic reuse hands another stream memory once an
+// event recorded on the freeing stream after the free has completed, and never before.
+TEST_P(CachingAllocatorModes, FreedBlockServesAnotherStreamOnceItsWorkIsDone) {
+  // 12 MiB requests: whole segments in the classic mode, so that stream B's own cache never has
+  // room for the next one.
+  constexpr std::size_t kSize = 12 * MiB;
+  Fixture f(config(), 8ull << 30, /*auto_events=*/false);
+  void* a = f.allocator.allocate(kSize, kStreamA);
+  void* b = f.allocator.allocate(4096, kStreamB);
+  f.allocator.deallocate(a);
+  void* early = f.allocator.allocate(kSize, kStreamB);
+  EXPECT_NE(early, a) << "stream A's work may still use it";
+  EXPECT_EQ(f.events->live_tokens(), 1u) << "a mark was recorded on stream A";
+  f.events->complete_up_to(kStreamA, f.events->last_ticket(kStreamA));
+  void* late = f.allocator.allocate(kSize, kStreamB);
+  EXPECT_EQ(late, a);
+  EXPECT_EQ(f.allocator.stats().num_cross_stream_reuses, 1);
+  EXPECT_EQ(f.events->live_tokens(), 0u);
+  // The lent block goes back to stream A only once stream B's work with it is done.
+  f.allocator.deallocate(late);
+  const MemoryStats m = f.allocator.stats();
+  EXPECT_EQ(m.active_bytes[0].current - m.allocated_bytes[0].current, static_cast<std::int64_t>(kSize));
+  void* on_a = f.allocator.allocate(kSize, kStreamA);
+  EXPECT_NE(on_a, a) << "stream B's work may still use it";
+  f.events->complete_up_to(kStreamB, f.events->last_ticket(kStreamB));
+  void* back = f.allocator.allocate(kSize, kStreamA);
+  EXPECT_EQ(back, a);
+  for (void* p : {b, early, on_a, back}) f.allocator.deallocate(p);
+  EXPECT_EQ(f.allocator.stats().allocated_bytes[0].current, 0);
+  // A block lent to stream A here (expandable: stream B's arena grew for it) is free once a
+  // mark on stream A recorded after the free has completed: process_events() records it, the
+  // work finishes, the next one sees it.
+  f.allocator.process_events();
+  f.events->complete_all();
+  f.allocator.process_events();
+  EXPECT_EQ(f.allocator.stats().active_bytes[0].current, 0);
+}
+
+TEST_P(CachingAllocatorModes, CrossStreamReuseOffKeepsEachStreamToItsOwnMemory) {
+  AllocatorConfig c = config();
+  c.cross_stream_reuse = CrossStreamReuse::off;
+  Fixture f(c);  // work finishes at once: only the policy keeps the streams apart
+  void* a = f.allocator.allocate(3 * MiB, kStreamA);
+  void* b = f.allocator.allocate(4096, kStreamB);
+  f.allocator.deallocate(a);
+  void* on_b = f.allocator.allocate(3 * MiB, kStreamB);
+  EXPECT_NE(on_b, a);
+  EXPECT_EQ(f.allocator.stats().num_cross_stream_reuses, 0);
+  for (void* p : {b, on_b}) f.allocator.deallocate(p);
+}
+
+// With `dependencies`, a block whose freeing stream's work may still run is handed out at once,
+// the requesting stream made to wait on an event recorded after the free.
+TEST_P(CachingAllocatorModes, DependenciesMakeTheRequestingStreamWait) {
+  AllocatorConfig c = config();
+  c.cross_stream_reuse = CrossStreamReuse::dependencies;
+  Fixture f(c, 8ull << 30, /*auto_events=*/false);
+  void* a = f.allocator.allocate(3 * MiB, kStreamA);
+  void* b = f.allocator.allocate(4096, kStreamB);
+  const std::uint64_t work_before_free = f.events->last_ticket(kStreamA);
+  f.allocator.deallocate(a);
+  void* on_b = f.allocator.allocate(3 * MiB, kStreamB);
+  EXPECT_EQ(on_b, a);
+  EXPECT_GT(f.events->waited_ticket(kStreamB, kStreamA), work_before_free);
+  for (void* p : {b, on_b}) f.allocator.deallocate(p);
+}
+
+// record_stream on a lent block: its own shard's stream becomes one more user to wait for.
+TEST_P(CachingAllocatorModes, RecordStreamOnALentBlockWaitsForEveryUser) {
+  constexpr std::size_t kSize = 12 * MiB;
+  Fixture f(config(), 8ull << 30, /*auto_events=*/false);
+  void* a = f.allocator.allocate(kSize, kStreamA);
+  void* b = f.allocator.allocate(4096, kStreamB);
+  f.allocator.deallocate(a);
+  void* early = f.allocator.allocate(kSize, kStreamB);  // records a mark on stream A
+  f.events->complete_all();
+  void* lent = f.allocator.allocate(kSize, kStreamB);
+  ASSERT_EQ(lent, a);
+  f.allocator.record_stream(lent, kStreamA);
+  f.allocator.deallocate(lent);
+  f.events->complete_up_to(kStreamB, f.events->last_ticket(kStreamB));
+  void* on_a = f.allocator.allocate(kSize, kStreamA);
+  EXPECT_NE(on_a, a) << "stream A's own use, declared with record_stream, may still run";
+  f.events->complete_all();
+  void* later = f.allocator.allocate(kSize, kStreamA);
+  EXPECT_EQ(later, a);
+  for (void* p : {b, early, on_a, later}) f.allocator.deallocate(p);
 }
 
 TEST_P(CachingAllocatorModes, RecordStreamDelaysReuseUntilTheWorkFinishes) {
@@ -457,7 +546,11 @@ void check_statistics_against_a_model(const AllocatorConfig& config, int steps, 
         ASSERT_LE(m.allocated_bytes[0].peak, peak_allocated + bound) << "step " << step;
       }
       ASSERT_EQ(m.allocated_bytes[1].current + m.allocated_bytes[2].current, allocated);
-      ASSERT_EQ(m.active_bytes[0].current, allocated);  // no pending frees here
+      // Lent blocks' frees wait for their borrowers' marks; with work finishing at once, the
+      // next poll completes them all.
+      ASSERT_GE(m.active_bytes[0].current, allocated);
+      f.allocator.process_events();
+      ASSERT_EQ(f.allocator.stats().active_bytes[0].current, allocated);
       ASSERT_EQ(m.reserved_bytes[0].current, static_cast<std::int64_t>(f.provider->in_use()));
       ASSERT_GE(m.reserved_bytes[0].current, allocated + m.inactive_split_bytes[0].current);
       ASSERT_EQ(m.allocated_bytes[0].allocated - m.allocated_bytes[0].freed, allocated);
@@ -504,6 +597,81 @@ TEST_P(CachingAllocatorModes, StatisticsOfStreamsPeakingInTurnMatchAReferenceMod
 
 // The peak reached while one stream allocated survives the start of device-wide grants when
 // a second stream appears, and peaks after a reset are those since the reset.
+// Several streams, their work finishing at random moments, blocks used on other streams too
+// (record_stream), memory passing between streams in each cross_stream_reuse mode: after every
+// allocation, no part of the block handed out may still be in use by work of another stream
+// that the requesting stream is not ordered after (See Note [Memory across streams]).
+void check_no_block_is_handed_out_while_in_use(CrossStreamReuse mode, bool expandable, int steps) {
+  AllocatorConfig config;
+  config.expandable_segments = expandable;
+  config.cross_stream_reuse = mode;
+  Fixture f(config, 8ull << 30, /*auto_events=*/false);
+  const std::vector<StreamKey> streams{kStreamA, kStreamB, 0x3000, 0x4000};
+  struct Live { std::size_t size; StreamKey stream; std::vector<StreamKey> users; };
+  std::map<char*, Live> live;
+  // A freed block's uses: [begin, end) busy on `stream` until its ticket `until` completes.
+  struct Use { char* begin; char* end; StreamKey stream; std::uint64_t until; };
+  std::vector<Use> uses;
+  std::mt19937_64 rng(7 + static_cast<unsigned>(mode) * 2 + expandable);
+  std::int64_t reuses_seen = 0;
+  for (int step = 0; step < steps; ++step) {
+    const StreamKey stream = streams[rng() % streams.size()];
+    const int what = static_cast<int>(rng() % 100);
+    if (what < 45 || live.size() < 4) {
+      const std::size_t n = rng() % 4 == 0 ? 1 + rng() % (6 * MiB) : 1 + rng() % 65536;
+      auto* p = static_cast<char*>(f.allocator.allocate(n, stream));
+      const char* end = p + f.allocator.allocation_size(p);
+      for (const Use& u : uses) {
+        if (u.stream == stream || u.end <= p || u.begin >= end) continue;
+        const bool done = f.events->completed_ticket(u.stream) >= u.until;
+        const bool ordered = f.events->waited_ticket(stream, u.stream) >= u.until;
+        ASSERT_TRUE(done || ordered) << "step " << step << ": " << static_cast<void*>(p) << " handed to stream "
+                                     << stream << " while stream " << u.stream << "'s work may use it";
+      }
+      live.emplace(p, Live{n, stream, {stream}});
+    } else if (what < 85) {
+      auto it = live.lower_bound(reinterpret_cast<char*>(rng()));
+      if (it == live.end()) it = live.begin();
+      // The work queued so far on every user is covered by the next ticket recorded there.
+      for (StreamKey user : it->second.users) {
+        uses.push_back(Use{it->first, it->first + f.allocator.allocation_size(it->first), user,
+                           f.events->last_ticket(user) + 1});
+      }
+      f.allocator.deallocate(it->first);
+      live.erase(it);
+    } else if (what < 92) {
+      auto it = live.lower_bound(reinterpret_cast<char*>(rng()));
+      if (it == live.end()) it = live.begin();
+      f.allocator.record_stream(it->first, stream);
+      it->second.users.push_back(stream);
+    } else if (what < 99) {
+      f.events->complete_up_to(stream, f.events->last_ticket(stream));  // its work so far finished
+    } else {
+      f.allocator.process_events();
+    }
+    if (step % 256 == 0) {
+      std::erase_if(uses, [&](const Use& u) { return f.events->completed_ticket(u.stream) >= u.until; });
+    }
+    reuses_seen = f.allocator.stats().num_cross_stream_reuses;
+  }
+  if (mode == CrossStreamReuse::off) {
+    EXPECT_EQ(reuses_seen, 0);
+  } else {
+    EXPECT_GT(reuses_seen, steps / 1000) << "the run must exercise memory passing between streams";
+  }
+  for (auto& [p, l] : live) f.allocator.deallocate(p);
+  f.allocator.empty_cache();
+  EXPECT_EQ(f.provider->in_use(), 0u);
+  EXPECT_EQ(f.allocator.stats().active_bytes[0].current, 0);
+}
+
+TEST_P(CachingAllocatorModes, NoBlockIsHandedOutWhileAnotherStreamMayUseIt) {
+  for (CrossStreamReuse mode : {CrossStreamReuse::off, CrossStreamReuse::opportunistic, CrossStreamReuse::dependencies}) {
+    SCOPED_TRACE(to_string(mode));
+    check_no_block_is_handed_out_while_in_use(mode, GetParam(), 60000);
+  }
+}
+
 TEST_P(CachingAllocatorModes, PeaksCarryOverWhenASecondStreamStartsAllocating) {
   Fixture f(config());
   const auto peak = [&] { return f.allocator.stats().allocated_bytes[0].peak; };
@@ -813,6 +981,51 @@ TEST(CachingAllocatorThreads, ConcurrentStreamsNeverShareMemory) {
   }
   EXPECT_GE(m.allocated_bytes[0].peak, largest);
   EXPECT_LE(m.allocated_bytes[0].peak, sum);
+}
+
+// Threads on their own streams lending memory to each other (work finishes at once, so every
+// free block may pass between streams): live blocks never overlap. Runs under TSan too.
+TEST(CachingAllocatorThreads, ConcurrentStreamsLendingToEachOtherNeverShareMemory) {
+  for (CrossStreamReuse mode : {CrossStreamReuse::opportunistic, CrossStreamReuse::dependencies}) {
+    AllocatorConfig config;
+    config.cross_stream_reuse = mode;
+    Fixture f(config);
+    constexpr int kThreads = 4;
+    std::atomic<int> bad{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        std::mt19937 rng(static_cast<unsigned>(100 + t));
+        std::vector<std::pair<unsigned char*, std::size_t>> live;
+        const auto stream = static_cast<StreamKey>(0x100 * (t + 1));
+        for (int i = 0; i < 6000; ++i) {
+          // Each thread's live set swells and drains in turn, so that memory changes hands.
+          const std::size_t cap = ((i / 500) % kThreads) == t ? 48 : 4;
+          if (live.size() < cap && (live.empty() || rng() % 3 != 0)) {
+            const std::size_t n = 1 + rng() % (rng() % 4 == 0 ? 2 * MiB : 32768);
+            auto* p = static_cast<unsigned char*>(f.allocator.allocate(n, stream));
+            std::memset(p, t + 1, n);
+            live.emplace_back(p, n);
+            if (rng() % 16 == 0) f.allocator.record_stream(p, static_cast<StreamKey>(0x100 * (1 + rng() % kThreads)));
+          } else if (!live.empty()) {
+            const std::size_t k = rng() % live.size();
+            auto [p, n] = live[k];
+            for (std::size_t j = 0; j < n; j += 61) {
+              if (p[j] != t + 1) ++bad;
+            }
+            f.allocator.deallocate(p);
+            live.erase(live.begin() + static_cast<long>(k));
+          }
+        }
+        for (auto [p, n] : live) f.allocator.deallocate(p);
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(bad.load(), 0) << to_string(mode);
+    EXPECT_GT(f.allocator.stats().num_cross_stream_reuses, 0) << to_string(mode);
+    f.allocator.empty_cache();
+    EXPECT_EQ(f.provider->in_use(), 0u);
+  }
 }
 
 // Replays a recorded trace (one stream) through the real policy on host memory.

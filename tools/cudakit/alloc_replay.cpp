@@ -103,12 +103,14 @@ int run(const Options& o) {
   }
   ReplayTarget target{*allocator};
   const memory::ReplayResult r = memory::replay_alloc_trace(target, trace, streams);
+  const std::int64_t reuses = allocator->stats().num_cross_stream_reuses;
   if (o.json) {
     nlohmann::json j = {{"ns_per_op", r.ns_per_op},
                         {"peak_allocated_bytes", r.peak_allocated},
                         {"peak_reserved_bytes", r.peak_reserved},
                         {"peak_requested_bytes", trace.peak_requested_bytes},
                         {"device_allocations", r.device_allocations},
+                        {"cross_stream_reuses", reuses},
                         {"ops", trace.ops.size()},
                         {"backend", o.backend},
                         {"config", config.to_string()}};
@@ -122,7 +124,8 @@ int run(const Options& o) {
               << "  peak reserved  " << r.peak_reserved / 1048576.0 << " MiB = "
               << static_cast<double>(r.peak_reserved) / static_cast<double>(std::max<std::size_t>(r.peak_allocated, 1))
               << " x peak allocated\n"
-              << "  memory obtained from the driver in " << r.device_allocations << " call(s)\n";
+              << "  memory obtained from the driver in " << r.device_allocations << " call(s)\n"
+              << "  " << reuses << " request(s) served by memory another stream had freed\n";
   }
   return 0;
 }

@@ -11,6 +11,22 @@
 
 namespace cudakit::memory {
 
+// How one stream's request may be served by memory another stream freed (See Note [Memory
+// across streams] in src/memory/caching_allocator.cpp).
+enum class CrossStreamReuse : unsigned char {
+  // Never: each stream reuses only what it freed itself (torch's rule).
+  off,
+  // When the work the freeing stream had queued at the free has finished, told by an event
+  // recorded there now and then: no waiting, no host synchronization
+  // (cudaMemPoolReuseAllowOpportunistic).
+  opportunistic,
+  // As opportunistic, and beyond it: a block whose freeing stream's work may still run is handed
+  // out too, after making the requesting stream wait on an event recorded on the freeing stream
+  // (stream-ordered, no host synchronization; cudaMemPoolReuseAllowInternalDependencies).
+  dependencies,
+};
+[[nodiscard]] const char* to_string(CrossStreamReuse mode) noexcept;
+
 struct AllocatorConfig {
   // Blocks larger than this are never split (torch's max_split_size_mb). Default: no limit.
   std::size_t max_split_size = std::numeric_limits<std::size_t>::max();
@@ -32,6 +48,9 @@ struct AllocatorConfig {
   // ("roundup_power2_divisions:[256:1,512:2,1024:4,>:8]").
   static constexpr std::size_t kRoundupIntervals = 16;
   std::array<unsigned, kRoundupIntervals> roundup_power2_divisions{};
+  // cross_stream_reuse:off|opportunistic|dependencies. The default is the one that measured best
+  // on the recorded traces with several streams (README, allocator table).
+  CrossStreamReuse cross_stream_reuse = CrossStreamReuse::opportunistic;
   // Limit on reserved memory as a fraction of the device's total (set_per_process_memory_fraction).
   double per_process_memory_fraction = 1.0;
   // Pinned host memory (PinnedHostAllocator; torch reads these keys from the same variable):

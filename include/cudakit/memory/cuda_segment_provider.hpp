@@ -46,6 +46,8 @@ class CudaStreamEvents : public StreamEvents {
   Token record(StreamKey stream) override;
   bool query(Token token) override;
   void synchronize(Token token) override;
+  void make_wait(StreamKey waiter, Token token) override;
+  bool idle(StreamKey stream) override;
   void release(Token token) noexcept override;
   bool capturing(StreamKey stream) override;
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <set>
+#include <vector>
 #include <mutex>
 
 #include "cudakit/memory/segment_provider.hpp"
@@ -47,15 +48,23 @@ class HostSegmentProvider : public SegmentProvider {
 
 // Events whose completion the test controls: record() returns a ticket per stream; a ticket is
 // complete once complete_up_to(stream, ticket) (or complete_all()) has been called. With
-// `auto_complete`, every event is complete at once (work "finishes" instantly).
+// `auto_complete`, every event is complete at once (work "finishes" instantly). make_wait()
+// orders streams as a GPU does: work on the waiting stream queued after the wait completes only
+// after the awaited work, so completing it completes that work too.
 class HostStreamEvents : public StreamEvents {
  public:
   explicit HostStreamEvents(bool auto_complete = true) : auto_complete_(auto_complete) {}
   Token record(StreamKey stream) override;
   bool query(Token token) override;
   void synchronize(Token token) override;
+  void make_wait(StreamKey waiter, Token token) override;
+  bool idle(StreamKey stream) override;
   void release(Token token) noexcept override;
   bool capturing(StreamKey stream) override;
+  // The highest ticket of `awaited` that work queued on `waiter` from now on runs after.
+  [[nodiscard]] std::uint64_t waited_ticket(StreamKey waiter, StreamKey awaited);
+  // The highest completed ticket of `stream`.
+  [[nodiscard]] std::uint64_t completed_ticket(StreamKey stream);
   // Simulates a graph capture in progress on `stream` (for tests of deferred frees).
   void set_capturing(StreamKey stream, bool capturing);
   // The ticket the next record(stream) will return minus one: "all work queued so far".
@@ -69,12 +78,21 @@ class HostStreamEvents : public StreamEvents {
     StreamKey stream;
     std::uint64_t ticket;
   };
+  // Work on `waiter` after its ticket `after` runs after `awaited` up to its ticket.
+  struct Wait {
+    StreamKey waiter;
+    std::uint64_t after;
+    StreamKey awaited;
+    std::uint64_t ticket;
+  };
+  void complete_locked(StreamKey stream, std::uint64_t ticket);
   bool auto_complete_;
   std::mutex mutex_;
   std::map<StreamKey, std::uint64_t> issued_;
   std::map<StreamKey, std::uint64_t> completed_;
   std::map<Token, Pending> tokens_;
   std::set<StreamKey> capturing_;
+  std::vector<Wait> waits_;
   Token next_token_ = 1;
 };
 

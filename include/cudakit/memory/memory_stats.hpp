@@ -54,6 +54,8 @@ struct MemoryStats {
   std::int64_t num_sync_all_streams = 0;
   std::int64_t num_device_alloc = 0;   // calls that obtained memory from the driver
   std::int64_t num_device_free = 0;    // calls that returned memory to the driver
+  // Requests served by memory another stream had freed (cudakit's; not in torch's statistics).
+  std::int64_t num_cross_stream_reuses = 0;
   std::int64_t max_split_size = 0;
 
   // "allocated_bytes.all.current" -> value, for every counter; the keys of torch.cuda.memory_stats().

@@ -27,6 +27,7 @@ inline constexpr std::size_t kRound = 512;  // every block is a multiple of this
 
 struct Arena;
 struct Block;
+struct Shard;
 
 // A block's plain fields, apart from its two owning members, so that a recycled block is
 // reset by one aggregate assignment instead of rebuilding (and freeing) its vector.
@@ -42,7 +43,11 @@ struct [[gnu::visibility("hidden")]] BlockFields {
   std::uint32_t bin = 0;
   enum class State : std::uint8_t { free, allocated, pending } state = State::free;
   bool indexed = false;
-  int pending_events = 0;
+  // The shard of the other stream this block is lent to (See Note [Memory across streams]).
+  Shard* borrower = nullptr;
+  // Free blocks: the StreamMarks stamp of the last free on the shard's stream whose work may
+  // still use the block (0: none may).
+  std::uint64_t freed_at = 0;
 };
 struct [[gnu::visibility("hidden")]] Block : BlockFields {
   std::vector<StreamKey> extra_streams;  // record_stream

@@ -2,6 +2,7 @@
 // Pool: one memory pool of an allocator (the default one, a graph's or a user's), its provider
 // and its shards, one per stream that allocated from it.
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -19,6 +20,8 @@ struct [[gnu::visibility("hidden")]] Pool {
   bool expandable = false;  // expandable arenas: the option is on and the provider maps pages
   mutable std::mutex shards_mutex;
   std::vector<std::unique_ptr<Shard>> shards;
+  // shards.size(), readable without the mutex: whether other streams could lend.
+  std::atomic<std::size_t> shard_count{0};
   bool released = false;
 };
 

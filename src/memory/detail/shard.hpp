@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "memory/detail/pending_frees.hpp"
 #include "memory/detail/pointer_map.hpp"
 #include "memory/detail/spin_lock.hpp"
+#include "memory/detail/stream_marks.hpp"
 
 namespace cudakit::memory::detail {
 
@@ -41,6 +43,20 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   PointerMap<Block> live;
   std::vector<Block*> spare_blocks;
   PendingFrees pending_frees;
+  // See Note [Memory across streams] in caching_allocator.cpp: this stream's marks, and the
+  // frees of blocks lent to other streams, waiting for those streams' marks (per stream, in
+  // stamp order).
+  StreamMarks marks;
+  struct AwaitingFree {
+    Block* block;
+    std::uint64_t stamp;
+  };
+  struct AwaitingFrees {
+    Shard* user;
+    std::deque<AwaitingFree> frees;
+  };
+  std::vector<AwaitingFrees> awaiting;
+  std::size_t awaiting_count = 0;
   MemoryStats stats;
   // See Note [Recently freed block] in caching_allocator.cpp.
   Block* recent = nullptr;

@@ -1,0 +1,81 @@
+#pragma once
+// StreamMarks: how far a shard's stream has got, as far as the allocator knows: the frees on it
+// are stamped, and events recorded there now and then (or a query finding the stream idle) tell
+// other streams when a stamped free's queued work has finished (See Note [Memory across
+// streams] in caching_allocator.cpp). poll() and record_now() are called with the shard's lock
+// held; stamp() and covers() may be called without it, from another shard's lock.
+
+#include <atomic>
+#include <cstdint>
+
+#include "cudakit/memory/stream_events.hpp"
+
+namespace cudakit::memory::detail {
+
+class [[gnu::visibility("hidden")]] StreamMarks {
+ public:
+  // What a free on this stream now is stamped with: the next mark covers every use the stream
+  // had queued before it. (A mark's index is taken before its event is recorded, so that a free
+  // that read the previous index was queued before the event: See Note [Memory across
+  // streams].)
+  [[nodiscard]] std::uint64_t stamp() const noexcept { return recorded_.load(std::memory_order_seq_cst) + 1; }
+  // The work queued before a free stamped `stamp` has finished.
+  [[nodiscard]] bool covers(std::uint64_t stamp) const noexcept {
+    return stamp <= completed_.load(std::memory_order_acquire);
+  }
+
+  // Finds out, without waiting, whether the work before a free stamped `wanted` has finished: the
+  // mark in flight completed, or the stream is idle now. When neither says so and no mark is in
+  // flight, records one (not on a capturing stream). Returns covers(wanted).
+  bool poll(StreamEvents& events, StreamKey stream, std::uint64_t wanted) {
+    if (covers(wanted)) return true;
+    if (in_flight_) {
+      if (!events.query(token_)) return false;  // one mark in flight at a time
+      complete(token_index_);
+      events.release(token_);
+      in_flight_ = false;
+      if (covers(wanted)) return true;
+    }
+    if (events.capturing(stream)) return false;  // neither a query nor an event is allowed there
+    const std::uint64_t index = recorded_.fetch_add(1, std::memory_order_seq_cst) + 1;
+    if (events.idle(stream)) {
+      complete(index);
+      return covers(wanted);
+    }
+    token_ = events.record(stream);
+    token_index_ = index;
+    in_flight_ = true;
+    return false;
+  }
+
+  // For a free stamped `stamp` that poll() found unfinished: a mark covering it that another
+  // stream can be made to wait on, the one in flight or a new one (the stream must not capture).
+  StreamEvents::Token covering_mark(StreamEvents& events, StreamKey stream, std::uint64_t stamp) {
+    if (in_flight_ && stamp <= token_index_) return token_;
+    const std::uint64_t index = recorded_.fetch_add(1, std::memory_order_seq_cst) + 1;
+    const StreamEvents::Token token = events.record(stream);
+    if (in_flight_) events.release(token_);  // the new mark covers more
+    token_ = token;
+    token_index_ = index;
+    in_flight_ = true;
+    return token_;
+  }
+
+  // Drops the mark in flight, if any, without waiting for it (the allocator is going away).
+  void release(StreamEvents& events) noexcept {
+    if (in_flight_) events.release(token_);
+    in_flight_ = false;
+  }
+
+ private:
+  void complete(std::uint64_t index) noexcept {
+    if (index > completed_.load(std::memory_order_relaxed)) completed_.store(index, std::memory_order_release);
+  }
+  std::atomic<std::uint64_t> recorded_{0};   // the last mark's index
+  std::atomic<std::uint64_t> completed_{0};  // the last mark known complete
+  StreamEvents::Token token_ = 0;
+  std::uint64_t token_index_ = 0;
+  bool in_flight_ = false;
+};
+
+}  // namespace cudakit::memory::detail
