@@ -1,8 +1,11 @@
 // Allocator workloads (bench/support/alloc_workloads.hpp) against cudaMallocAsync and cudaMalloc
 // here, and cudakit's caching allocator; PyTorch's runs the same workloads in
 // bench/torch/torch_alloc_bench.cpp, and bench/alloc_table.py joins them into one table.
-// Usage: alloc_bench [--only NAME] [trace-label trace-path]...
+// Usage: alloc_bench [--only NAME] [trace-label trace-path]...   NAME: cudakit, cudakit_async
+// (cudakit's cudaMallocAsync backend, only alone), cudaMallocAsync, cudaMalloc.
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -36,6 +39,21 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "cudakit") {
     CudakitAllocator a;
     run_all_workloads("cudakit", a, make_stream, traces);
+  }
+  // cudakit's cudaMallocAsync backend through the same public API. The backend is chosen once
+  // per process, at the first allocation, so it runs only alone (--only cudakit_async).
+  if (only == "cudakit_async") {
+    const char* conf = std::getenv("CUDAKIT_ALLOC_CONF");
+    const std::string with_backend = std::string(conf && *conf ? conf : "") + (conf && *conf ? "," : "") +
+                                     "backend:cudaMallocAsync";
+    setenv("CUDAKIT_ALLOC_CONF", with_backend.c_str(), 1);
+    if (cudakit::memory::get_allocator_backend() != "cudaMallocAsync") {
+      std::fprintf(stderr, "cudakit_async: the backend is %s, not cudaMallocAsync\n",
+                   cudakit::memory::get_allocator_backend().c_str());
+      return 1;
+    }
+    CudakitAllocator a;
+    run_all_workloads("cudakit_async", a, make_stream, traces);
   }
   if (only.empty() || only == "cudaMallocAsync") {
     MallocAsyncAllocator a;

@@ -21,10 +21,6 @@ constexpr unsigned kMaxRegisterThreads = 128;  // torch's limit
 // Why a key that torch reads is not taken here; empty for keys torch does not know either. A
 // config copied from a torch program then fails with the reason, not as a typo would.
 std::string_view unsupported_torch_key(std::string_view key) {
-  if (key == "backend") {
-    return "the allocator is always cudakit's caching allocator (cudaMallocAsync is slower and "
-           "more fragmented on the recorded traces: README, allocator table)";
-  }
   if (key == "release_lock_on_cudamalloc") {
     return "there is no device-wide lock to release: a growth holds only the lock of its own "
            "stream's shard, and other streams allocate meanwhile";
@@ -185,6 +181,14 @@ bool Reader::apply(std::string_view key, std::string_view value, AllocatorConfig
     config.per_process_memory_fraction = f;
   } else if (key == "cross_stream_reuse") {
     config.cross_stream_reuse = cross_stream_reuse(key, value);
+  } else if (key == "backend") {
+    if (value == "native") {
+      config.backend = AllocatorConfig::Backend::native;
+    } else if (value == "cudaMallocAsync") {
+      config.backend = AllocatorConfig::Backend::cuda_malloc_async;
+    } else {
+      bad(key, value, "unknown backend (accepted: native, cudaMallocAsync)");
+    }
   } else if (key == "pinned_use_cuda_host_register") {
     config.pinned_use_host_register = boolean(key, value);
   } else if (key == "pinned_num_register_threads") {
@@ -225,7 +229,7 @@ constexpr std::string_view kKnownKeys =
     "large_segment_size_mb, max_split_size_mb, max_non_split_rounding_mb, "
     "garbage_collection_threshold, expandable_segments, roundup_power2_divisions, "
     "per_process_memory_fraction, cross_stream_reuse, pinned_use_cuda_host_register, "
-    "pinned_num_register_threads";
+    "pinned_num_register_threads, backend";
 
 // Parses `text` over `config`, refusing keys `allowed` rejects (with the reason it returns),
 // then checks the sizes against each other as torch does.
@@ -286,6 +290,10 @@ AllocatorConfig parse_with(const Reader& reader, std::string_view text, Allocato
 
 // Why a key cannot change in a running allocator; empty for one that can (or is unknown).
 std::string_view fixed_at_creation(std::string_view key) {
+  if (key == "backend") {
+    return "cannot change at run time: the backend is chosen at the first allocation and serves "
+           "until the process ends (torch refuses a different one too)";
+  }
   if (key == "pinned_use_cuda_host_register" || key == "pinned_num_register_threads") {
     return "cannot change at run time: the pinned host allocator chooses how it obtains memory "
            "when it is created (on first use); set it in CUDAKIT_ALLOC_CONF";
@@ -353,6 +361,7 @@ std::string AllocatorConfig::to_string() const {
   if (per_process_memory_fraction < 1.0) {
     out += detail::concat(",per_process_memory_fraction:", per_process_memory_fraction);
   }
+  if (backend == Backend::cuda_malloc_async) out += ",backend:cudaMallocAsync";
   if (cross_stream_reuse != AllocatorConfig{}.cross_stream_reuse) {
     out += detail::concat(",cross_stream_reuse:", memory::to_string(cross_stream_reuse));
   }
@@ -360,6 +369,7 @@ std::string AllocatorConfig::to_string() const {
   if (pinned_num_register_threads != 1) {
     out += detail::concat(",pinned_num_register_threads:", pinned_num_register_threads);
   }
+  if (backend == Backend::cuda_malloc_async) out += ",backend:cudaMallocAsync";
   return out;
 }
 

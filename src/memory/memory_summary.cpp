@@ -1,4 +1,5 @@
-// CachingAllocator::summary(): the statistics as the table torch.cuda.memory_summary() prints.
+// The statistics as the table torch.cuda.memory_summary() prints: CachingAllocator::summary(),
+// and the device-wide allocator's other backends (See Note [Allocator backends]).
 
 #include <algorithm>
 #include <iomanip>
@@ -7,21 +8,23 @@
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/memory/caching_allocator.hpp"
+#include "memory/detail/allocator_backend.hpp"
 #include "memory/detail/format_bytes.hpp"
 
 namespace cudakit::memory {
 
-std::string CachingAllocator::summary() const {
-  const MemoryStats m = stats();
+std::string CachingAllocator::summary() const { return detail::format_memory_summary(stats(), device(), config().to_string()); }
+
+std::string detail::format_memory_summary(const MemoryStats& m, int device, std::string_view settings) {
   std::ostringstream out;
   const std::string rule(83, '=');
   const std::string thin(83, '-');
   out << rule << "\n"
-      << "|                  cudakit memory summary, device " << std::setw(2) << device()
+      << "|                  cudakit memory summary, device " << std::setw(2) << device
       << "                                |\n"
       << "|  " << std::left << std::setw(79)
       << cudakit::detail::concat("OOMs: ", m.num_ooms, "    cache flushes/retries: ", m.num_alloc_retries,
-                                 "    config: ", config().to_string())
+                                 "    config: ", settings)
       << "|\n"
       << rule << "\n"
       << "|        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  |\n"
@@ -32,7 +35,7 @@ std::string CachingAllocator::summary() const {
     for (int k = 0; k < 3; ++k) {
       const Stat& s = a[order[k]];
       auto cell = [&](std::int64_t v) {
-        return bytes ? detail::format_bytes(static_cast<std::size_t>(std::max<std::int64_t>(v, 0)))
+        return bytes ? format_bytes(static_cast<std::size_t>(std::max<std::int64_t>(v, 0)))
                      : std::to_string(v);
       };
       out << "| " << std::left << std::setw(22)

@@ -152,19 +152,8 @@ StackFrames capture_stack(int skip) {
   return frames;
 }
 
-namespace {
-std::shared_ptr<const StackFrames> caller_frames() { return std::make_shared<const StackFrames>(capture_stack()); }
-}  // namespace
-
-void record_memory_history(const MemoryHistoryOptions& options, int device) {
-  device_allocator(device).record_history(options, caller_frames);
-}
-
-void record_memory_history(bool enabled, std::size_t max_entries, int device) {
-  device_allocator(device).record_history(enabled, max_entries, caller_frames);
-}
-
-MemorySnapshot memory_snapshot(int device) { return device_allocator(device).snapshot(); }
+// record_memory_history and memory_snapshot are in device_allocator.cpp, with the backend they
+// depend on (See Note [Allocator backends]).
 
 std::string snapshot_to_json(const MemorySnapshot& snap) {
   json segments = json::array();

@@ -156,7 +156,7 @@ TEST(AllocatorSettings, RefusedSettingsChangeNothing) {
            Case{"bogus_key:1", "'bogus_key:1': unknown key"},
            Case{"pinned_use_cuda_host_register:True", "cannot change at run time"},
            Case{"pinned_num_register_threads:4", "'pinned_num_register_threads:4': cannot change at run time"},
-           Case{"backend:cudaMallocAsync", "does not implement"},
+           Case{"backend:cudaMallocAsync", "'backend:cudaMallocAsync': cannot change at run time"},
            Case{"garbage_collection_threshold:2", "'garbage_collection_threshold:2': must lie strictly between"},
            Case{"expandable_segments:perhaps", "expected True or False"},
            // A good key before a bad one: the good one is not applied either.

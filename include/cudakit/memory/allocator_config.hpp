@@ -66,6 +66,12 @@ struct AllocatorConfig {
   // See Note [Registered pinned memory].
   bool pinned_use_host_register = false;
   unsigned pinned_num_register_threads = 1;
+  // Which allocator serves memory::allocate and the statistics functions (torch's `backend` key):
+  // cudakit's caching allocator ("native") or CUDA's stream-ordered pool allocator
+  // ("cudaMallocAsync"). Read once, at the first use of the device-wide allocator. See Note
+  // [Allocator backends] in src/memory/detail/allocator_backend.hpp.
+  enum class Backend { native, cuda_malloc_async };
+  Backend backend = Backend::native;
 
   // Parses "expandable_segments:True,max_split_size_mb:128,...". Unknown keys and bad values
   // are errors naming the key and the value. @throws InvalidArgumentError

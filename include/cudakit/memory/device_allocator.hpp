@@ -7,6 +7,16 @@
 // be declared with record_stream(), and the block is reused only after that work has finished.
 //
 // Each device's allocator is created on first use, configured from CUDAKIT_ALLOC_CONF.
+//
+// Backends (torch.cuda.memory's allocator backends): these functions are served by cudakit's
+// caching allocator ("native", the default), by CUDA's cudaMallocAsync on each device's default
+// pool (CUDAKIT_ALLOC_CONF=backend:cudaMallocAsync), by cudaMalloc/cudaFree for every allocation
+// (CUDAKIT_NO_CUDA_MEMORY_CACHING=1: caching off, for compute-sanitizer), or by a
+// PluggableAllocator installed with change_current_allocator(). The backend is chosen at the
+// first call that needs it and is final from the first allocation on. Under every backend,
+// allocations routed to a MemPool or a graph's private pool come from the caching allocator,
+// and the statistics include them. See Note [Allocator backends] in
+// src/memory/detail/allocator_backend.hpp.
 
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +27,7 @@
 #include "cudakit/memory/caching_allocator.hpp"
 #include "cudakit/memory/memory_stats.hpp"
 #include "cudakit/memory/nested_stats.hpp"
+#include "cudakit/memory/pluggable_allocator.hpp"
 
 namespace cudakit::memory {
 
@@ -32,7 +43,8 @@ void deallocate(void* ptr);
 // far (torch's Tensor.record_stream). @throws InvalidArgumentError as deallocate.
 void record_stream(void* ptr, StreamRef stream);
 
-// The caching allocator of `device` (-1: current), created on first use.
+// The caching allocator of `device` (-1: current), created on first use: the native backend's,
+// and the home of the device's pools under every backend.
 [[nodiscard]] CachingAllocator& device_allocator(int device = -1);
 // The device allocator (of any device) whose memory `ptr` lies in; nullptr when none. Creates
 // no allocator.
@@ -40,6 +52,16 @@ void record_stream(void* ptr, StreamRef stream);
 
 // torch.cuda.memory_stats(device): the statistics; MemoryStats::to_map() gives torch's flat dict
 // ("allocated_bytes.all.current" -> value), memory_stats_as_nested_dict() the tree it is made of.
+// torch.cuda.memory.change_current_allocator: `allocator`'s functions serve every later
+// allocation of every device. The functions are copied; a shared library stays loaded.
+// @throws StateError ("Can't swap an already initialized allocator") once the current backend
+// has served an allocation: memory it handed out must go back to it.
+void change_current_allocator(const PluggableAllocator& allocator);
+// torch.cuda.memory.get_allocator_backend(): "native" (also with caching off, as torch names
+// it), "cudaMallocAsync", or "pluggable" after change_current_allocator().
+// @throws InvalidArgumentError for a malformed CUDAKIT_ALLOC_CONF or CUDAKIT_NO_CUDA_MEMORY_CACHING.
+[[nodiscard]] std::string get_allocator_backend();
+
 [[nodiscard]] MemoryStats memory_stats(int device = -1);
 [[nodiscard]] NestedStats memory_stats_as_nested_dict(int device = -1);
 [[nodiscard]] std::size_t memory_allocated(int device = -1);
@@ -65,7 +87,8 @@ void set_allocator_settings(std::string_view settings);
 // Adds `observer` to `device`'s allocator (-1: current): it is called before every
 // OutOfMemoryError that allocator throws (torch's _cuda_attach_out_of_memory_observer; see
 // OutOfMemoryObserver). Returns an id for CachingAllocator::detach_oom_observer.
-// @throws InvalidArgumentError for an empty function.
+// @throws InvalidArgumentError for an empty function; StateError under a backend other than
+// the native caching one (as torch's).
 std::uint64_t attach_out_of_memory_observer(OutOfMemoryObserver observer, int device = -1);
 // torch.cuda.memory_summary(): a readable table of the statistics.
 [[nodiscard]] std::string memory_summary(int device = -1);
