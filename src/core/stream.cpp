@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/stream_registry.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/driver_api.hpp"
@@ -92,6 +93,7 @@ Stream::Stream(int device, int priority) {
                                  "'s range [", greatest, " (highest), ", least, " (lowest)]"));
   }
   CUDAKIT_CHECK_CUDA(cudaStreamCreateWithPriority(&handle_, cudaStreamNonBlocking, priority));
+  detail::note_stream_created(handle_);
   CUDAKIT_TRACE({.kind = TraceEventKind::stream_create, .device = device_, .stream = handle_});
 }
 
@@ -125,6 +127,7 @@ Event Stream::record_event() const {
 
 cudaStream_t Stream::release() {
   check_usable("release");
+  detail::note_stream_gone(handle_);  // its lifetime is the caller's now: no longer known
   return std::exchange(handle_, nullptr);
 }
 
@@ -133,6 +136,7 @@ void Stream::destroy() noexcept {
   // Before: a listener may still mark the work queued on the stream (the caching allocator
   // does, for frees that wait for it: See Note [Frees during capture]).
   CUDAKIT_TRACE_NOTHROW({.kind = TraceEventKind::stream_destroy, .device = device_, .stream = handle_});
+  detail::note_stream_gone(handle_);
   // cudaStreamDestroy returns at once; work already queued still completes.
   CUDAKIT_WARN_CUDA(cudaStreamDestroy(std::exchange(handle_, nullptr)));
 }

@@ -54,9 +54,9 @@ constexpr std::size_t kSmallSegment = 2u << 20;     // classic small-pool segmen
 constexpr std::size_t kMediumLimit = 10u << 20;
 constexpr std::size_t kSegmentRound = 2u << 20;
 // See Note [Memory across streams].
-constexpr std::uint64_t kAllocationsPerMark = 256;  // a power of two
-constexpr std::uint32_t kFreesPerMark = 16;
 constexpr std::uint32_t kBorrowsBeforeGrowing = 64;
+constexpr std::uint32_t kMarkInterest = 4096;  // operations a stream keeps marking once asked
+constexpr std::uint32_t kQueriesEvery = 16;    // operations between queries of a mark in flight
 // See Note [Growing ahead].
 constexpr std::uint64_t kGrowthStreak = 64;           // allocations between growths in a streak
 constexpr std::size_t kAheadFractionFilling = 8;      // ahead at most mapped / 8 while filling,
@@ -273,6 +273,7 @@ struct Engine {
         shard = pool->shards.back().get();
         shard->pool = pool;
         shard->stream = stream;
+        shard->stream_serial = events->stream_serial(stream);  // it exists: it allocates now
         shard->stats.max_split_size = max_split_stat(config);
       }
     }
@@ -632,10 +633,8 @@ struct Engine {
     if (s.pending_frees.any_deferred()) [[unlikely]] s.pending_frees.record_deferred(*events);
     if (s.pending_frees.any_pending()) complete_pending(s, false);
     if (s.awaiting_count) [[unlikely]] complete_awaiting(s, true);
-    // See Note [Memory across streams]: now and then, a mark for other streams.
-    if ((s.allocations & (kAllocationsPerMark - 1)) == 0 && lends_across_streams(s)) [[unlikely]] {
-      s.marks.poll(*events, s.stream, s.marks.stamp(), true);
-    }
+    // Another stream waits for this one's frees: marks, the stream being alive as it allocates.
+    if (s.marks_interest.load(std::memory_order_relaxed)) [[unlikely]] advance_own_marks(s, false);
     if (s.recent && s.recent->size == rounded) {
       Block* b = std::exchange(s.recent, nullptr);
       void* p = take(s, b, rounded, bytes);
@@ -657,7 +656,7 @@ struct Engine {
       if (b) {
         remove_free(s, b);
       } else if (may_borrow(s)) {
-        s.marks.poll(*events, s.stream, s.marks.stamp(), true);
+        poll_marks(s);
         const std::size_t own_tail = free_tail_bytes(s);
         s.lock.unlock();
         if (void* p = allocate_elsewhere(bytes, s, rounded, expandable, own_tail)) return p;
@@ -681,6 +680,32 @@ struct Engine {
   }
 
   // ---- memory across streams (See Note [Memory across streams]) ----
+  // Learns how far s's stream has got, recording a mark if need be (s locked, its stream known
+  // to exist). A failure to record or query only leaves the marks where they were: other
+  // streams then wait longer for this one's memory, and nothing is handed out early.
+  void poll_marks(Shard& s) noexcept {
+    try {
+      s.marks.poll(*events, s.stream, s.marks.stamp(), true);
+    } catch (const std::exception& e) {
+      s.marks_interest.store(0, std::memory_order_relaxed);
+      CUDAKIT_LOG(warning, "marking stream ", reinterpret_cast<void*>(s.stream), " for other streams failed: ", e.what());
+    }
+  }
+
+  // While other streams wait for s's memory (marks_interest), each allocation and free on s
+  // keeps a mark in flight, asking now and then whether it has completed (s locked). At a
+  // free, only a stream known to exist still is touched (See Note [Memory across streams]).
+  void advance_own_marks(Shard& s, bool at_free) noexcept {
+    const std::uint32_t left = s.marks_interest.load(std::memory_order_relaxed);
+    s.marks_interest.store(left - 1, std::memory_order_relaxed);
+    if (s.marks.in_flight() && left % kQueriesEvery != 0) return;
+    if (at_free && !known_to_exist(s)) return;
+    poll_marks(s);
+  }
+
+  // s's stream is one cudakit knows still exists (See Note [Memory across streams]).
+  bool known_to_exist(const Shard& s) const { return s.stream_serial != 0 && events->stream_serial(s.stream) == s.stream_serial; }
+
   bool lends_across_streams(const Shard& s) const {
     return config.cross_stream_reuse != CrossStreamReuse::off && s.pool->shard_count.load(std::memory_order_relaxed) > 1;
   }
@@ -708,6 +733,8 @@ struct Engine {
     for (auto& owner : pool.shards) {
       Shard& t = *owner;
       if (&t == &requester) continue;
+      // This stream looks to t for memory: t keeps its frees marked for a while.
+      t.marks_interest.store(kMarkInterest, std::memory_order_relaxed);
       std::lock_guard lock(t.lock);
       flush_recent(t);
       if (t.pending_frees.any_deferred()) t.pending_frees.record_deferred(*events);
@@ -741,20 +768,13 @@ struct Engine {
     // The best fit regardless; whether its last use on t's stream has finished, the marks say.
     Block* b = find_free(t, rounded, expandable);
     if (!b) return nullptr;
-    if (t.marks.poll(*events, t.stream, b->freed_at, false)) return b;
+    if (t.marks.poll(*events, t.stream, b->freed_at, known_to_exist(t))) return b;
+    t.marks_interest.store(kMarkInterest, std::memory_order_relaxed);  // t's next operations mark
     if (config.cross_stream_reuse != CrossStreamReuse::dependencies || !t.marks.in_flight_covers(b->freed_at)) {
       return nullptr;
     }
     events->make_wait(requester.stream, t.marks.in_flight_token());
     return b;
-  }
-
-  // After a free on s's stream: a mark when none is in flight; else, every kFreesPerMark frees,
-  // whether the one in flight is done (a new one then). See Note [Memory across streams].
-  void mark_frees(Shard& s) {
-    if (s.marks.in_flight() && ++s.frees_since_mark < kFreesPerMark) return;
-    s.frees_since_mark = 0;
-    s.marks.poll(*events, s.stream, s.marks.stamp(), true);
   }
 
   // A lent block's free waits for its borrower's marks (shard t locked).
@@ -764,6 +784,7 @@ struct Engine {
     if (q == t.awaiting.end()) q = t.awaiting.insert(t.awaiting.end(), Shard::AwaitingFrees{user, {}});
     q->frees.push_back(Shard::AwaitingFree{b, user->marks.stamp()});
     ++t.awaiting_count;
+    user->marks_interest.store(kMarkInterest, std::memory_order_relaxed);  // so do the borrower's
   }
 
   // Completes the frees of lent blocks whose borrowers' marks cover them (shard t locked). With
@@ -773,9 +794,9 @@ struct Engine {
     for (auto& q : t.awaiting) {
       if (q.frees.empty()) continue;
       Shard& user = *q.user;
-      if (advance && !user.marks.covers(q.frees.front().stamp) && user.lock.try_lock()) {
+      if (advance && !user.marks.covers(q.frees.back().stamp) && user.lock.try_lock()) {
         try {
-          user.marks.poll(*events, user.stream, q.frees.back().stamp, false);
+          user.marks.poll(*events, user.stream, q.frees.back().stamp, known_to_exist(user));
         } catch (...) {
           user.lock.unlock();
           throw;
@@ -961,25 +982,10 @@ struct Engine {
     // A lent block's every use is on other streams than s's, which its free waits for: it is
     // then free for all. See Note [Memory across streams].
     b->freed_at = b->borrower ? 0 : s.marks.stamp();
-    // Now and then a mark, so that other streams learn when these frees' work is done. The
-    // stream is alive at its blocks' frees (as cudaFreeAsync needs it): See Note [Memory across
-    // streams].
-    if (lends_across_streams(s)) [[unlikely]] mark_frees(s);
+    if (s.marks_interest.load(std::memory_order_relaxed)) [[unlikely]] advance_own_marks(s, true);
     if (b->borrower && b->extra_streams.size() == 1) {
       b->state = Block::State::pending;
       await_borrower(s, b);
-      // The borrower's stream is alive at this free: a mark there now tells s when the block is
-      // back (try-lock only: never wait for a second shard lock).
-      Shard& user = *b->borrower;
-      if (user.lock.try_lock()) {
-        try {
-          user.marks.cover(*events, user.stream, user.marks.stamp());
-        } catch (...) {
-          user.lock.unlock();
-          throw;
-        }
-        user.lock.unlock();
-      }
       return;
     }
     if (!b->extra_streams.empty()) {

@@ -9,6 +9,7 @@
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/log.hpp"
+#include "cudakit/core/detail/stream_registry.hpp"
 #include "cudakit/core/trace_hooks.hpp"
 
 namespace cudakit::memory {
@@ -288,6 +289,10 @@ void CudaStreamEvents::synchronize(Token token) {
 
 void CudaStreamEvents::make_wait(StreamKey waiter, Token token) {
   CUDAKIT_CHECK_CUDA(cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(waiter), reinterpret_cast<cudaEvent_t>(token), 0));
+}
+
+std::uint64_t CudaStreamEvents::stream_serial(StreamKey stream) {
+  return detail::known_stream_serial(reinterpret_cast<cudaStream_t>(stream));
 }
 
 bool CudaStreamEvents::idle(StreamKey stream) {

@@ -124,6 +124,11 @@ void HostStreamEvents::make_wait(StreamKey waiter, Token token) {
   waits_.push_back(Wait{waiter, issued_[waiter], p.stream, p.ticket});
 }
 
+std::uint64_t HostStreamEvents::stream_serial(StreamKey stream) {
+  std::lock_guard lock(mutex_);
+  return destroyed_.count(stream) ? 0 : 1;
+}
+
 bool HostStreamEvents::idle(StreamKey) {
   // Without auto-completion the test decides when work finishes, through tickets alone: work
   // queued since the last ticket is never known to be done.

@@ -132,6 +132,10 @@ TEST_P(CachingAllocatorModes, FreedBlockServesAnotherStreamOnceItsWorkIsDone) {
   EXPECT_EQ(m.active_bytes[0].current - m.allocated_bytes[0].current, static_cast<std::int64_t>(kSize));
   void* on_a = f.allocator.allocate(kSize, kStreamA);
   EXPECT_NE(on_a, a) << "stream B's work may still use it";
+  // Stream B's work finishes; a mark on stream B recorded after the free (one at a time is in
+  // flight: process_events() records it once the older one is done) tells stream A so.
+  f.events->complete_up_to(kStreamB, f.events->last_ticket(kStreamB));
+  f.allocator.process_events();
   f.events->complete_up_to(kStreamB, f.events->last_ticket(kStreamB));
   void* back = f.allocator.allocate(kSize, kStreamA);
   EXPECT_EQ(back, a);
@@ -140,8 +144,10 @@ TEST_P(CachingAllocatorModes, FreedBlockServesAnotherStreamOnceItsWorkIsDone) {
   // A block lent to stream A here (expandable: stream B's arena grew for it) is free once a
   // mark on stream A recorded after the free has completed: process_events() records it, the
   // work finishes, the next one sees it.
-  f.allocator.process_events();
-  f.events->complete_all();
+  for (int round = 0; round < 2; ++round) {  // an older mark in flight first, then the new one
+    f.allocator.process_events();
+    f.events->complete_all();
+  }
   f.allocator.process_events();
   EXPECT_EQ(f.allocator.stats().active_bytes[0].current, 0);
 }

@@ -56,6 +56,7 @@ class CudaStreamEvents : public StreamEvents {
   void synchronize(Token token) override;
   void make_wait(StreamKey waiter, Token token) override;
   bool idle(StreamKey stream) override;
+  std::uint64_t stream_serial(StreamKey stream) override;
   void release(Token token) noexcept override;
   bool capturing(StreamKey stream) override;
   // Listens to the trace hooks for stream destruction while held (See Note [Frees during

@@ -59,6 +59,8 @@ class HostStreamEvents : public StreamEvents {
   void synchronize(Token token) override;
   void make_wait(StreamKey waiter, Token token) override;
   bool idle(StreamKey stream) override;
+  // Every simulated stream exists until destroy_stream(): serial 1.
+  std::uint64_t stream_serial(StreamKey stream) override;
   void release(Token token) noexcept override;
   bool capturing(StreamKey stream) override;
   // The highest ticket of `awaited` that work queued on `waiter` from now on runs after.

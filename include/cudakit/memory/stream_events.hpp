@@ -27,6 +27,11 @@ class StreamEvents {
   // True when all work queued on `stream` so far has finished (cudaStreamQuery), found without
   // waiting or recording anything; false when unknown. Not asked of a capturing stream.
   [[nodiscard]] virtual bool idle(StreamKey stream) { (void)stream; return false; }
+  // A number under which `stream` is known to exist now, never given to another stream; 0 when
+  // its existence is not known (the program created it and may have destroyed it). The
+  // allocator touches a stream it was not just handed only while this stays what it was when
+  // the stream first allocated.
+  [[nodiscard]] virtual std::uint64_t stream_serial(StreamKey stream) { (void)stream; return 0; }
   // The token will not be used again.
   virtual void release(Token token) noexcept = 0;
   // True while work queued on `stream` goes into a graph being captured: an event recorded there

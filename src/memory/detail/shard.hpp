@@ -62,7 +62,11 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   // Requests served by other streams' memory since this shard last grew; written by the
   // requesting thread under the lender's lock, hence atomic.
   std::atomic<std::uint32_t> borrows_in_a_row{0};
-  std::uint32_t frees_since_mark = 0;
+  // Operations left during which this stream keeps marks in flight because another stream
+  // waits for its memory; set by that stream (hence atomic).
+  std::atomic<std::uint32_t> marks_interest{0};
+  // What StreamEvents::stream_serial said of the stream when the shard was created (0: unknown).
+  std::uint64_t stream_serial = 0;
   // Blocks held from outside (IPC): out of `live` while held. See Note [External holds] in
   // caching_allocator.cpp.
   HeldBlocks held;

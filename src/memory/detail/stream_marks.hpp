@@ -51,19 +51,6 @@ class [[gnu::visibility("hidden")]] StreamMarks {
     return false;
   }
 
-  // At a free stamped `stamp` on this stream (which is alive then): makes sure a mark covering
-  // it exists, recording one (in place of an older one in flight) if none does. Then poll()
-  // will find it covered once its work is done, whoever asks.
-  void cover(StreamEvents& events, StreamKey stream, std::uint64_t stamp) {
-    if (poll(events, stream, stamp, true) || in_flight_covers(stamp) || events.capturing(stream)) return;
-    const std::uint64_t index = recorded_.fetch_add(1, std::memory_order_seq_cst) + 1;
-    const StreamEvents::Token token = events.record(stream);
-    if (in_flight_) events.release(token_);  // the new mark covers more
-    token_ = token;
-    token_index_ = index;
-    in_flight_ = true;
-  }
-
   // For a free stamped `stamp` that poll() found unfinished: the mark in flight, when it covers
   // it, for another stream to be made to wait on.
   [[nodiscard]] bool in_flight() const noexcept { return in_flight_; }
