@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/stream.hpp"
 #include "support/alloc_allocators.hpp"
 #include "support/alloc_workloads.hpp"
 
@@ -30,10 +32,13 @@ int main(int argc, char** argv) {
     }
   }
   cudakit::set_device(0);
-  auto make_stream = [] {
-    cudaStream_t s;
-    CUDAKIT_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    return s;
+  // cudakit::Stream, as a program using cudakit makes them: the allocator then knows the streams
+  // exist (See Note [Memory across streams]). Kept until the end, as the workloads' memory is.
+  std::vector<cudakit::Stream> owned;
+  owned.reserve(64);
+  auto make_stream = [&owned] {
+    owned.emplace_back(0);
+    return owned.back().handle();
   };
   using namespace cudakit::bench;
   if (only.empty() || only == "cudakit") {

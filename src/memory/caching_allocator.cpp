@@ -56,7 +56,7 @@ constexpr std::size_t kSegmentRound = 2u << 20;
 // See Note [Memory across streams].
 constexpr std::uint32_t kBorrowsBeforeGrowing = 64;
 constexpr std::uint32_t kMarkInterest = 4096;  // operations a stream keeps marking once asked
-constexpr std::uint32_t kQueriesEvery = 16;    // operations between queries of a mark in flight
+constexpr std::uint32_t kQueriesEvery = 64;    // operations between two looks at the marks
 // See Note [Growing ahead].
 constexpr std::uint64_t kGrowthStreak = 64;           // allocations between growths in a streak
 constexpr std::size_t kAheadFractionFilling = 8;      // ahead at most mapped / 8 while filling,
@@ -74,6 +74,36 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
              ? -1
              : static_cast<std::int64_t>(config.max_split_size);
 }
+
+// Note [Memory across streams]
+// Each stream has its own shard, arena and high-water mark, so memory one stream freed would never
+// serve another: two serving workers peaking in turn hold both peaks (1.66 x peak allocated
+// replaying serve_2w with cross_stream_reuse:off, where cudaMallocAsync's shared pool holds
+// 1.33). A request that its own shard cannot serve therefore looks at the other shards of its
+// pool before the arena grows, taking one shard lock at a time (so no two locks are ever waited
+// for together): a free block whose last use has finished is lent; failing that, the expandable
+// arena with the largest finished free tail grows for it, if that tail is larger than the
+// requester's own. A lent block stays its arena's shard's; its free waits for the borrower's
+// work, and the borrower's 64th borrow in a row without its own cache serving makes it grow its
+// own arena instead, so that streams do not trade blocks for ever.
+//
+// "Finished" is told by marks (detail/stream_marks.hpp): every free is stamped with its
+// stream's mark count, and a mark is an event recorded on the stream (or a query finding the
+// stream idle); once a mark's event completes, every free stamped before it has no work left.
+// The fast path of one stream pays a load and a store for the stamp; events are recorded only
+// while another stream looks to this one for memory (marks_interest: for the next
+// kMarkInterest operations after each look), at most one in flight, looked at every
+// kQueriesEvery operations; and at a look, when the looked-at stream is known to exist. With `dependencies`, a block whose free is covered by the mark in
+// flight is lent at once, the requester made to wait on that mark's event.
+//
+// A stream is touched (an event recorded, a query) only when it surely exists: during an
+// allocation on it, or when cudakit created it and has not destroyed it (core's stream
+// registry, with serials that are never reused, so a new stream at a destroyed one's address
+// is not mistaken for it). The program may destroy a stream of its own making at any time,
+// and recording an event on it then is undefined (a GPU-tier test crashed on it). Memory freed
+// on such a stream is lent once a mark recorded at one of its allocations completes, or after
+// a device synchronization (empty_cache, the retry before an out-of-memory error). Nothing is
+// lent to or from a capturing stream: its events would mark the graph, not the stream.
 
 // Note [Growing ahead]
 // Each growth costs 30-170 us of driver calls whatever its size, and a workload's first pass
@@ -656,7 +686,6 @@ struct Engine {
       if (b) {
         remove_free(s, b);
       } else if (may_borrow(s)) {
-        poll_marks(s);
         const std::size_t own_tail = free_tail_bytes(s);
         s.lock.unlock();
         if (void* p = allocate_elsewhere(bytes, s, rounded, expandable, own_tail)) return p;
@@ -698,7 +727,7 @@ struct Engine {
   void advance_own_marks(Shard& s, bool at_free) noexcept {
     const std::uint32_t left = s.marks_interest.load(std::memory_order_relaxed);
     s.marks_interest.store(left - 1, std::memory_order_relaxed);
-    if (s.marks.in_flight() && left % kQueriesEvery != 0) return;
+    if (left % kQueriesEvery != 0) return;
     if (at_free && !known_to_exist(s)) return;
     poll_marks(s);
   }

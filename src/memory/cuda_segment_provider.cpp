@@ -33,6 +33,22 @@ CUmemAllocationProp allocation_prop(int device, bool exportable) {
   return prop;
 }
 
+// Note [Queries during another thread's capture]
+// While any stream captures in cudaStreamCaptureModeGlobal, cudaStreamQuery and cudaEventQuery
+// from any thread count as potentially unsafe and invalidate that capture, even for streams
+// and events that have nothing to do with it. The allocator asks them only of streams that do
+// not capture, so it switches its own thread to the relaxed mode around the call.
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCaptureMode() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
 }  // namespace
 
 CudaSegmentProvider::CudaSegmentProvider(int device)
@@ -280,6 +296,7 @@ cudaEvent_t event_of(StreamEvents::Token token) {
 
 bool CudaStreamEvents::query(Token token) {
   const cudaEvent_t event = event_of(token);
+  RelaxedCaptureMode relaxed;  // See Note [Queries during another thread's capture].
   return !event || CUDAKIT_QUERY_CUDA(cudaEventQuery(event));
 }
 
@@ -288,7 +305,9 @@ void CudaStreamEvents::synchronize(Token token) {
 }
 
 void CudaStreamEvents::make_wait(StreamKey waiter, Token token) {
-  CUDAKIT_CHECK_CUDA(cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(waiter), reinterpret_cast<cudaEvent_t>(token), 0));
+  if (const cudaEvent_t event = event_of(token)) {
+    CUDAKIT_CHECK_CUDA(cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(waiter), event, 0));
+  }
 }
 
 std::uint64_t CudaStreamEvents::stream_serial(StreamKey stream) {
@@ -296,6 +315,7 @@ std::uint64_t CudaStreamEvents::stream_serial(StreamKey stream) {
 }
 
 bool CudaStreamEvents::idle(StreamKey stream) {
+  RelaxedCaptureMode relaxed;  // See Note [Queries during another thread's capture].
   const cudaError_t status = cudaStreamQuery(reinterpret_cast<cudaStream_t>(stream));
   if (status == cudaSuccess) return true;
   // Not ready, or unknown (a stream the program destroyed): not idle, and no error left behind.
