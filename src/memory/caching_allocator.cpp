@@ -102,8 +102,10 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
 // is not mistaken for it). The program may destroy a stream of its own making at any time,
 // and recording an event on it then is undefined (a GPU-tier test crashed on it). Memory freed
 // on such a stream is lent once a mark recorded at one of its allocations completes, or after
-// a device synchronization (empty_cache, the retry before an out-of-memory error). Nothing is
-// lent to or from a capturing stream: its events would mark the graph, not the stream.
+// a device synchronization (empty_cache, the retry before an out-of-memory error). No event is
+// recorded on, and no stream made to wait from, a capturing stream (its events would mark the
+// graph, not the stream); a capture's allocations go to its graph's private pool, whose shards
+// lend only among themselves what their marks say is finished.
 
 // Note [Growing ahead]
 // Each growth costs 30-170 us of driver calls whatever its size, and a workload's first pass
@@ -739,8 +741,7 @@ struct Engine {
     return config.cross_stream_reuse != CrossStreamReuse::off && s.pool->shard_count.load(std::memory_order_relaxed) > 1;
   }
   bool may_borrow(const Shard& s) const {
-    return lends_across_streams(s) && s.borrows_in_a_row.load(std::memory_order_relaxed) < kBorrowsBeforeGrowing &&
-           !events->capturing(s.stream);
+    return lends_across_streams(s) && s.borrows_in_a_row.load(std::memory_order_relaxed) < kBorrowsBeforeGrowing;
   }
 
   // Bytes of the free block at the end of the shard's expandable arena (shard locked).
@@ -799,7 +800,8 @@ struct Engine {
     if (!b) return nullptr;
     if (t.marks.poll(*events, t.stream, b->freed_at, known_to_exist(t))) return b;
     t.marks_interest.store(kMarkInterest, std::memory_order_relaxed);  // t's next operations mark
-    if (config.cross_stream_reuse != CrossStreamReuse::dependencies || !t.marks.in_flight_covers(b->freed_at)) {
+    if (config.cross_stream_reuse != CrossStreamReuse::dependencies || !t.marks.in_flight_covers(b->freed_at) ||
+        events->capturing(requester.stream)) {  // a wait there would join the graph
       return nullptr;
     }
     events->make_wait(requester.stream, t.marks.in_flight_token());
