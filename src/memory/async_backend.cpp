@@ -71,13 +71,7 @@ class CudaMallocAsyncBackend final : public TrackedBackend {
     // A null handle is the current device's legacy stream.
     DeviceGuard guard(device);
     void* ptr = nullptr;
-    const cudaError_t status = cudaMallocFromPoolAsync(&ptr, bytes, pool, stream.handle());
-    if (status == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();
-      return nullptr;
-    }
-    CUDAKIT_CHECK_CUDA(status);
-    return ptr;
+    return CUDAKIT_ALLOCATED_OR_NULL(cudaMallocFromPoolAsync(&ptr, bytes, pool, stream.handle()), ptr);
   }
 
   void release(void* ptr, const Allocation& a) override {

@@ -1288,25 +1288,15 @@ MemoryStats CachingAllocator::stats() const {
   impl_->for_each_shard([&](Shard& s) {
     std::lock_guard lock(s.lock);
     impl_->flush_recent(s);  // observable state is the merged one
-    const MemoryStats& in = s.stats;
-    auto merge = [](StatArray& a, const StatArray& b) {
-      for (int i = 0; i < 3; ++i) a[i].merge(b[i]);
-    };
-    merge(out.allocation, in.allocation);
-    merge(out.segment, in.segment);
     // See Note [Active mirrors allocated].
-    merge(out.active, s.active_mirrors_allocation ? in.allocation : in.active);
-    merge(out.inactive_split, in.inactive_split);
-    merge(out.allocated_bytes, in.allocated_bytes);
-    merge(out.reserved_bytes, in.reserved_bytes);
-    merge(out.active_bytes, s.active_mirrors_allocation ? in.allocated_bytes : in.active_bytes);
-    merge(out.inactive_split_bytes, in.inactive_split_bytes);
-    merge(out.requested_bytes, in.requested_bytes);
-    out.oversize_allocations.merge(in.oversize_allocations);
-    out.oversize_segments.merge(in.oversize_segments);
-    out.num_device_alloc += in.num_device_alloc;
-    out.num_device_free += in.num_device_free;
-    out.num_cross_stream_reuses += in.num_cross_stream_reuses;
+    if (!s.active_mirrors_allocation) {
+      out.merge(s.stats);
+      return;
+    }
+    MemoryStats in = s.stats;
+    in.active = in.allocation;
+    in.active_bytes = in.allocated_bytes;
+    out.merge(in);
   });
   // See Note [Device-wide peaks] in detail/device_peaks.hpp.
   out.allocated_bytes[0].peak = impl_->grants.bound_peak(out.allocated_bytes[0].peak);

@@ -269,7 +269,7 @@ void* allocate_routed(std::size_t bytes, StreamRef stream) {
 MemoryStats stats_of(detail::AllocatorBackend& b, int device) {
   MemoryStats m = b.stats(device);
   if (!is_native(b)) {
-    if (CachingAllocator* a = existing_allocator(device)) detail::add_stats(m, a->stats());
+    if (CachingAllocator* a = existing_allocator(device)) m.merge(a->stats());
   }
   return m;
 }
@@ -452,7 +452,7 @@ MemorySnapshot memory_snapshot(int device) {
     s.segments.insert(s.segments.end(), std::make_move_iterator(pools.segments.begin()),
                       std::make_move_iterator(pools.segments.end()));
     s.trace = std::move(pools.trace);
-    detail::add_stats(s.stats, pools.stats);
+    s.stats.merge(pools.stats);
   }
   return s;
 }

@@ -32,13 +32,7 @@ class UncachedBackend final : public TrackedBackend {
   void* obtain(std::size_t bytes, int device, StreamRef) override {
     DeviceGuard guard(device);
     void* ptr = nullptr;
-    const cudaError_t status = cudaMalloc(&ptr, bytes);
-    if (status == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();
-      return nullptr;
-    }
-    CUDAKIT_CHECK_CUDA(status);
-    return ptr;
+    return CUDAKIT_ALLOCATED_OR_NULL(cudaMalloc(&ptr, bytes), ptr);
   }
 
   void release(void* ptr, const Allocation& a) override {

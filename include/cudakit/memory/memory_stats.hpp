@@ -60,6 +60,10 @@ struct MemoryStats {
   std::int64_t num_cross_stream_reuses = 0;
   std::int64_t max_split_size = 0;
 
+  // Adds `other` in: currents, totals and counts summed, peaks summed (an upper bound on the
+  // peak of the sum), max_split_size the larger.
+  void merge(const MemoryStats& other) noexcept;
+
   // "allocated_bytes.all.current" -> value, for every counter; the keys of torch.cuda.memory_stats().
   [[nodiscard]] std::map<std::string, std::int64_t> to_map() const;
   // The same as a tree: torch.cuda.memory_stats_as_nested_dict().

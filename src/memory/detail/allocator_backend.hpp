@@ -95,9 +95,6 @@ class AllocatorBackend {
 // @throws InvalidArgumentError naming the variable for anything else.
 [[nodiscard]] bool caching_disabled_by(std::string_view value);
 
-// `from` added into `into` (counts, bytes and peaks summed; max_split_size kept).
-void add_stats(MemoryStats& into, const MemoryStats& from) noexcept;
-
 // The table torch.cuda.memory_summary() prints, for `stats` of `device`; `settings` goes in the
 // header line (the allocator's config, or the backend's name).
 [[nodiscard]] std::string format_memory_summary(const MemoryStats& stats, int device,

@@ -68,10 +68,6 @@ CaptureCounter& capture_counter() {
 }
 [[maybe_unused]] const bool kCaptureCounterRegistered = (capture_counter(), true);
 
-void add(StatArray& into, const StatArray& from) noexcept {
-  for (std::size_t i = 0; i < into.size(); ++i) into[i].merge(from[i]);
-}
-
 // The counters of `stats` that an allocation of `bytes` moves: all, and its size class.
 template <class F>
 void for_pools(std::size_t bytes, F&& f) {
@@ -104,25 +100,6 @@ bool caching_disabled_by(std::string_view value) {
                              cudakit::detail::concat("'", value, "': expected 1 (caching off) or 0"));
 }
 
-void add_stats(MemoryStats& into, const MemoryStats& from) noexcept {
-  add(into.allocation, from.allocation);
-  add(into.segment, from.segment);
-  add(into.active, from.active);
-  add(into.inactive_split, from.inactive_split);
-  add(into.allocated_bytes, from.allocated_bytes);
-  add(into.reserved_bytes, from.reserved_bytes);
-  add(into.active_bytes, from.active_bytes);
-  add(into.inactive_split_bytes, from.inactive_split_bytes);
-  add(into.requested_bytes, from.requested_bytes);
-  into.oversize_allocations.merge(from.oversize_allocations);
-  into.oversize_segments.merge(from.oversize_segments);
-  into.num_alloc_retries += from.num_alloc_retries;
-  into.num_ooms += from.num_ooms;
-  into.num_sync_all_streams += from.num_sync_all_streams;
-  into.num_device_alloc += from.num_device_alloc;
-  into.num_device_free += from.num_device_free;
-  into.max_split_size = std::max(into.max_split_size, from.max_split_size);
-}
 
 void TrackedBackend::check_device(int device, const char* api) {
   if (device < 0 || device >= kMaxDevices) {

@@ -23,6 +23,20 @@
 
 namespace cudakit::memory::detail {
 
+// The pointer an allocation call returned with `status`: nullptr when the device is out of
+// memory (that error cleared, so that the caller can say so itself), the call's CudaError for any
+// other failure. `call` names the API in the error.
+#define CUDAKIT_ALLOCATED_OR_NULL(call, ptr)                          \
+  ([&]() -> void* {                                                   \
+    const ::cudaError_t cudakit_allocation_status_ = (call);                     \
+    if (cudakit_allocation_status_ == ::cudaErrorMemoryAllocation) {             \
+      (void)::cudaGetLastError();                                     \
+      return nullptr;                                                 \
+    }                                                                 \
+    CUDAKIT_CHECK_CUDA(cudakit_allocation_status_);                              \
+    return (ptr);                                                     \
+  }())
+
 class TrackedBackend : public AllocatorBackend {
  public:
   explicit TrackedBackend(AllocatorConfig config) : config_(std::move(config)) {}
