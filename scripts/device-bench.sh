@@ -10,7 +10,7 @@ export LD_LIBRARY_PATH="$PWD/$B/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD
 T=""
 for f in "$B"/data/alloc-traces/trace_*.csv.gz; do n=$(basename "$f" .csv.gz); T="$T ${n#trace_} $f"; done
 [ "${SKIP_TIER:-0}" = 1 ] || "$B/gpu-tier.sh" "$out/tier" 2>&1 | tail -25
-echo "== allocators (cudakit, PyTorch C++, cudaMallocAsync, cudakit's cudaMallocAsync backend, cudaMalloc)"
+echo "== allocators (cudakit, PyTorch C++, cudakit with cross_stream_reuse:off, cudaMallocAsync, cudakit's cudaMallocAsync backend, cudaMalloc)"
 # cudakit and torch alternate in three processes each: on these VMs one process runs 20-30%
 # slower than the next throughout (the same binary measured 268-372 ns/op on gpt_train), so the
 # table gives each allocator's median process (bench/alloc_table.py).
@@ -20,6 +20,8 @@ echo "== allocators (cudakit, PyTorch C++, cudaMallocAsync, cudakit's cudaMalloc
     if [ $round = 1 ]; then timeout 300 bench/torch/build_and_run.sh "$B" /tmp/torch_alloc_bench $T
     else timeout 120 /tmp/torch_alloc_bench $T; fi
   done
+  # Each stream to its own memory, for the cross-stream rows (See Note [Memory across streams]).
+  CUDAKIT_ALLOC_CONF=cross_stream_reuse:off "$B/bin/alloc_bench" --only cudakit $T | sed 's/"cudakit"/"cudakit_off"/'
   "$B/bin/alloc_bench" --only cudaMallocAsync $T
   "$B/bin/alloc_bench" --only cudakit_async $T
   "$B/bin/alloc_bench" --only cudaMalloc

@@ -28,12 +28,12 @@ namespace cudakit::memory::detail {
 // other failure. `call` names the API in the error.
 #define CUDAKIT_ALLOCATED_OR_NULL(call, ptr)                          \
   ([&]() -> void* {                                                   \
-    const ::cudaError_t cudakit_allocation_status_ = (call);                     \
-    if (cudakit_allocation_status_ == ::cudaErrorMemoryAllocation) {             \
+    const ::cudaError_t cudakit_allocation_status_ = (call);          \
+    if (cudakit_allocation_status_ == ::cudaErrorMemoryAllocation) {  \
       (void)::cudaGetLastError();                                     \
       return nullptr;                                                 \
     }                                                                 \
-    CUDAKIT_CHECK_CUDA(cudakit_allocation_status_);                              \
+    CUDAKIT_CHECK_CUDA(cudakit_allocation_status_);                   \
     return (ptr);                                                     \
   }())
 
