@@ -32,7 +32,7 @@ if [ "${CUDAKIT_SKIP_SANITIZERS:-0}" != 1 ]; then
 
   echo "== concurrency tests under ThreadSanitizer"
   "$root/scripts/build.sh" "$root/build-tsan" "${sanitizer_flags[@]}" -DCUDAKIT_SANITIZE=thread
-  (cd "$root/build-tsan" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  (cd "$root/build-tsan" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions="$root/scripts/tsan.supp" \
       ctest --output-on-failure -j "$jobs" --timeout 900 -R "${CUDAKIT_TSAN_FILTER:-Concurren|Thread}")
 
   echo "== fuzz targets under ASan+UBSan (each reader of outside input, ${CUDAKIT_FUZZ_SECONDS:-30} s each)"
