@@ -769,7 +769,10 @@ struct Engine {
       flush_recent(t);
       if (t.pending_frees.any_deferred()) t.pending_frees.record_deferred(*events);
       if (t.pending_frees.any_pending()) complete_pending(t, false);
-      if (t.awaiting_count) complete_awaiting(t, true);
+      // What t lent the requester comes back with the requester's own marks (every
+      // kQueriesEvery of its operations): asking its stream here would cost two driver calls a
+      // borrow. What t lent others, ask now.
+      if (t.awaiting_count) complete_awaiting(t, true, &requester);
       if (Block* b = find_lendable(t, requester, rounded, expandable)) {
         remove_free(t, b);
         return lend(t, b, requester, rounded, bytes);
@@ -821,11 +824,11 @@ struct Engine {
   // Completes the frees of lent blocks whose borrowers' marks cover them (shard t locked). With
   // `advance`, first polls the marks of a borrower that is behind, if its lock is free (never
   // waiting for it while holding t's: any order of two shard locks could deadlock).
-  void complete_awaiting(Shard& t, bool advance) {
+  void complete_awaiting(Shard& t, bool advance, const Shard* not_asking = nullptr) {
     for (auto& q : t.awaiting) {
       if (q.frees.empty()) continue;
       Shard& user = *q.user;
-      if (advance && !user.marks.covers(q.frees.back().stamp) && user.lock.try_lock()) {
+      if (advance && &user != not_asking && !user.marks.covers(q.frees.back().stamp) && user.lock.try_lock()) {
         try {
           user.marks.poll(*events, user.stream, q.frees.back().stamp, known_to_exist(user));
         } catch (...) {
