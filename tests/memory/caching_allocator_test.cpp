@@ -774,6 +774,22 @@ TEST(CachingAllocatorPools, PoolWithItsOwnProvider) {
   EXPECT_EQ(own->in_use(), 0u);
 }
 
+TEST(AllocatorConfigParse, CrossStreamReuseTakesItsThreeModes) {
+  EXPECT_EQ(AllocatorConfig{}.cross_stream_reuse, CrossStreamReuse::opportunistic);
+  for (CrossStreamReuse mode : {CrossStreamReuse::off, CrossStreamReuse::opportunistic, CrossStreamReuse::dependencies}) {
+    const auto c = AllocatorConfig::parse(std::string("cross_stream_reuse:") + to_string(mode));
+    EXPECT_EQ(c.cross_stream_reuse, mode);
+    EXPECT_EQ(AllocatorConfig::parse(c.to_string()).cross_stream_reuse, mode) << c.to_string();
+  }
+  try {
+    (void)AllocatorConfig::parse("cross_stream_reuse:sometimes");
+    FAIL() << "accepted";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("'cross_stream_reuse:sometimes': expected off, opportunistic or dependencies"),
+              std::string::npos) << e.what();
+  }
+}
+
 TEST(AllocatorConfigParse, TorchSyntaxAndClearErrors) {
   const auto c = AllocatorConfig::parse(
       " expandable_segments:False, max_split_size_mb:128,garbage_collection_threshold:0.6,"
