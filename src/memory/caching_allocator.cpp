@@ -84,9 +84,10 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
 // for together): a free block whose last use has finished is lent. (Growing another stream's
 // arena, when its finished free tail was larger than the requester's, saved little and cost
 // much: train_copy's streams then traded 2,687 blocks and 13 more growths, at 1.12 against 1.10
-// without it; the requester grows its own arena instead.) A lent block stays its arena's shard's; its free waits for the borrower's
-// work, and the borrower's 64th borrow in a row without its own cache serving makes it grow its
-// own arena instead, so that streams do not trade blocks for ever.
+// without it; the requester grows its own arena instead.) A lent block stays its arena's
+// shard's; its free waits for the borrower's work, and the borrower's 64th borrow in a row
+// without its own cache serving makes it grow its own arena instead, so that streams do not
+// trade blocks for ever.
 //
 // "Finished" is told by marks (detail/stream_marks.hpp): every free is stamped with its
 // stream's mark count, and a mark is an event recorded on the stream (or a query finding the
@@ -94,8 +95,9 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
 // The fast path of one stream pays a load and a store for the stamp; events are recorded only
 // while another stream looks to this one for memory (marks_interest: for the next
 // kMarkInterest operations after each look), at most one in flight, looked at every
-// kQueriesEvery operations; and at a look, when the looked-at stream is known to exist. With `dependencies`, a block whose free is covered by the mark in
-// flight is lent at once, the requester made to wait on that mark's event.
+// kQueriesEvery operations; and at a look, when the looked-at stream is known to exist. With
+// `dependencies`, a block whose free is covered by the mark in flight is lent at once, the
+// requester made to wait on that mark's event.
 //
 // A stream is touched (an event recorded, a query) only when it surely exists: during an
 // allocation on it, or when cudakit created it and has not destroyed it (core's stream
@@ -780,7 +782,6 @@ struct Engine {
     Block* b = find_free(t, rounded, expandable);
     if (!b) return nullptr;
     if (t.marks.poll(*events, t.stream, b->freed_at, known_to_exist(t))) return b;
-    t.marks_interest.store(kMarkInterest, std::memory_order_relaxed);  // t's next operations mark
     if (config.cross_stream_reuse != CrossStreamReuse::dependencies || !t.marks.in_flight_covers(b->freed_at) ||
         events->capturing(requester.stream)) {  // a wait there would join the graph
       return nullptr;
@@ -806,14 +807,9 @@ struct Engine {
     for (auto& q : t.awaiting) {
       if (q.frees.empty()) continue;
       Shard& user = *q.user;
-      if (advance && &user != not_asking && !user.marks.covers(q.frees.back().stamp) && user.lock.try_lock()) {
-        try {
-          user.marks.poll(*events, user.stream, q.frees.back().stamp, known_to_exist(user));
-        } catch (...) {
-          user.lock.unlock();
-          throw;
-        }
-        user.lock.unlock();
+      if (advance && &user != not_asking && !user.marks.covers(q.frees.back().stamp)) {
+        std::unique_lock user_lock(user.lock, std::try_to_lock);
+        if (user_lock.owns_lock()) user.marks.poll(*events, user.stream, q.frees.back().stamp, known_to_exist(user));
       }
       while (!q.frees.empty() && user.marks.covers(q.frees.front().stamp)) {
         finish_awaited(t, q.frees.front().block);
@@ -971,8 +967,8 @@ struct Engine {
     return true;
   }
 
-  // The program's free of `b` in the statistics and the history (shard locked).
-  void count_free(Shard& s, const Block* b) {
+  // The program's free of `b` in the statistics and the history, and its stamp (shard locked).
+  void count_free(Shard& s, Block* b) {
     const int pi = pool_index(b->size);
     const auto size = static_cast<std::int64_t>(b->size);
     for (int i : {0, pi}) {
@@ -983,6 +979,9 @@ struct Engine {
     grants.trim(s.granted, s.stats.allocated_bytes[0].current);
     if (b->oversize) s.stats.oversize_allocations.decrease(1);
     history.trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
+    // A lent block's every use is on other streams than s's, which its free waits for: it is
+    // then free for all. See Note [Memory across streams].
+    b->freed_at = b->borrower ? 0 : s.marks.stamp();
   }
 
   void deallocate_in(Shard& s, void* ptr) {
@@ -991,9 +990,6 @@ struct Engine {
     // A held block is not in `live`: looked for only here. See Note [External holds].
     if (!b) [[unlikely]] return deallocate_held(s, ptr);
     count_free(s, b);
-    // A lent block's every use is on other streams than s's, which its free waits for: it is
-    // then free for all. See Note [Memory across streams].
-    b->freed_at = b->borrower ? 0 : s.marks.stamp();
     if (s.marks_interest.load(std::memory_order_relaxed)) [[unlikely]] advance_own_marks(s, true);
     if (b->borrower && b->extra_streams.size() == 1) {
       b->state = Block::State::pending;
@@ -1044,7 +1040,6 @@ struct Engine {
     count_free(s, h->block);
     h->freed = true;
     h->block->state = Block::State::pending;
-    h->block->freed_at = h->block->borrower ? 0 : s.marks.stamp();  // See Note [Memory across streams]
   }
 
   void add_external_hold(void* ptr) {

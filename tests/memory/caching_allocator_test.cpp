@@ -121,7 +121,7 @@ TEST_P(CachingAllocatorModes, FreedBlockServesAnotherStreamOnceItsWorkIsDone) {
   f.allocator.deallocate(a);
   void* early = f.allocator.allocate(kSize, kStreamB);
   EXPECT_NE(early, a) << "stream A's work may still use it";
-  EXPECT_GE(f.events->live_tokens(), 1u) << "the free recorded a mark on stream A";
+  EXPECT_GE(f.events->live_tokens(), 1u) << "stream B's look recorded a mark on stream A";
   f.events->complete_up_to(kStreamA, f.events->last_ticket(kStreamA));
   void* late = f.allocator.allocate(kSize, kStreamB);
   EXPECT_EQ(late, a);

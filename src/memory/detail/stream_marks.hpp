@@ -2,7 +2,7 @@
 // StreamMarks: how far a shard's stream has got, as far as the allocator knows: the frees on it
 // are stamped, and events recorded there now and then (or a query finding the stream idle) tell
 // other streams when a stamped free's queued work has finished (See Note [Memory across
-// streams] in caching_allocator.cpp). poll() and record_now() are called with the shard's lock
+// streams] in caching_allocator.cpp). poll() and release() are called with the shard's lock
 // held; stamp() and covers() may be called without it, from another shard's lock.
 
 #include <atomic>
@@ -26,9 +26,9 @@ class [[gnu::visibility("hidden")]] StreamMarks {
 
   // Finds out, without waiting, whether the work before a free stamped `wanted` has finished: the
   // mark in flight completed or, with `may_touch_stream`, the stream is idle now. When neither
-  // says so and no mark is in flight, records one then (not on a capturing stream). Only an
-  // allocation on the stream itself passes `may_touch_stream`: the stream is alive then, where
-  // otherwise the program may have destroyed it (See Note [Memory across streams]).
+  // says so and no mark is in flight, records one then (not on a capturing stream). Callers pass
+  // `may_touch_stream` only when the stream surely exists (an allocation on it, or one cudakit
+  // knows of): the program may have destroyed it (See Note [Memory across streams]).
   bool poll(StreamEvents& events, StreamKey stream, std::uint64_t wanted, bool may_touch_stream) {
     if (covers(wanted)) return true;
     if (in_flight_) {
