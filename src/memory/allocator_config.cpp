@@ -181,6 +181,8 @@ bool Reader::apply(std::string_view key, std::string_view value, AllocatorConfig
     config.per_process_memory_fraction = f;
   } else if (key == "cross_stream_reuse") {
     config.cross_stream_reuse = cross_stream_reuse(key, value);
+  } else if (key == "exact_peaks") {
+    config.exact_peaks = boolean(key, value);
   } else if (key == "backend") {
     if (value == "native") {
       config.backend = AllocatorConfig::Backend::native;
@@ -228,7 +230,7 @@ void Reader::items(std::string_view text, Item&& item) const {
 constexpr std::string_view kKnownKeys =
     "large_segment_size_mb, max_split_size_mb, max_non_split_rounding_mb, "
     "garbage_collection_threshold, expandable_segments, roundup_power2_divisions, "
-    "per_process_memory_fraction, cross_stream_reuse, pinned_use_cuda_host_register, "
+    "per_process_memory_fraction, cross_stream_reuse, exact_peaks, pinned_use_cuda_host_register, "
     "pinned_num_register_threads, backend";
 
 // Parses `text` over `config`, refusing keys `allowed` rejects (with the reason it returns),
@@ -282,7 +284,7 @@ AllocatorConfig parse_with(const Reader& reader, std::string_view text, Allocato
 //  - per_process_memory_fraction is applied to every existing allocator too (torch reads it only
 //    when a device's allocator is created, so there a change reaches only later devices; a
 //    setting that silently does nothing would be worse than this difference).
-// The pinned keys are refused: cudakit's pinned allocator picks its memory provider (cudaHostAlloc
+// exact_peaks is refused (See Note [Device-wide peaks]). The pinned keys are refused: cudakit's pinned allocator picks its memory provider (cudaHostAlloc
 // or mmap + cudaHostRegister) once, when created. torch's parse also resets max_split_size_mb,
 // roundup_power2_divisions and garbage_collection_threshold to their defaults whenever they are
 // not named; here a key not named keeps its value, so that a call changes what it names only.
@@ -297,6 +299,11 @@ std::string_view fixed_at_creation(std::string_view key) {
   if (key == "pinned_use_cuda_host_register" || key == "pinned_num_register_threads") {
     return "cannot change at run time: the pinned host allocator chooses how it obtains memory "
            "when it is created (on first use); set it in CUDAKIT_ALLOC_CONF";
+  }
+  if (key == "exact_peaks") {
+    return "cannot change at run time: the device-wide peaks are kept from the second stream's "
+           "first allocation on, and a ledger started later would have missed the peaks before; "
+           "set it in CUDAKIT_ALLOC_CONF";
   }
   return {};
 }
@@ -365,11 +372,11 @@ std::string AllocatorConfig::to_string() const {
   if (cross_stream_reuse != AllocatorConfig{}.cross_stream_reuse) {
     out += detail::concat(",cross_stream_reuse:", memory::to_string(cross_stream_reuse));
   }
+  if (!exact_peaks) out += ",exact_peaks:False";
   if (pinned_use_host_register) out += ",pinned_use_cuda_host_register:True";
   if (pinned_num_register_threads != 1) {
     out += detail::concat(",pinned_num_register_threads:", pinned_num_register_threads);
   }
-  if (backend == Backend::cuda_malloc_async) out += ",backend:cudaMallocAsync";
   return out;
 }
 

@@ -213,7 +213,7 @@ struct Engine {
 
   // See Note [Device-wide peaks] in detail/device_peaks.hpp.
   detail::ReservedBytes reserved;
-  detail::AllocationGrants grants;
+  detail::DeviceStats device_stats;
   alignas(128) std::atomic<std::int64_t> ooms{0};
   std::atomic<std::int64_t> retries{0};
   std::atomic<std::int64_t> sync_all{0};
@@ -258,7 +258,7 @@ struct Engine {
     std::lock_guard serial(settings_mutex);
     AllocatorConfig next = config;  // written only under settings_mutex
     change(next);
-    std::lock_guard creating(grants.creation_mutex());
+    std::lock_guard creating(device_stats.creation_mutex());
     const std::vector<Shard*> shards = all_shards();
     std::lock_guard lock(pools_mutex);
     for (Shard* s : shards) s->lock.lock();
@@ -298,10 +298,10 @@ struct Engine {
     };
     Shard* shard = find();
     if (!shard) {
-      std::lock_guard creating(grants.creation_mutex());
+      std::lock_guard creating(device_stats.creation_mutex());
       shard = find();
       if (!shard) {
-        if (grants.count_shard()) start_grants();  // See Note [Device-wide peaks].
+        if (device_stats.count_shard() && config.exact_peaks) start_device_stats();  // See Note [Device-wide peaks].
         std::lock_guard lock(pool->shards_mutex);
         pool->shards.push_back(std::make_unique<Shard>());
         pool->shard_count.store(pool->shards.size(), std::memory_order_relaxed);
@@ -346,13 +346,32 @@ struct Engine {
     return pool;
   }
 
-  // Starts keeping grants as the second shard is created (the creation mutex held, so the
+  // Starts the device's ledger as the second shard is created (the creation mutex held, so the
   // one existing shard is all there is). See Note [Device-wide peaks].
-  void start_grants() {
+  void start_device_stats() {
     for_each_shard([&](Shard& s) {
       std::lock_guard lock(s.lock);
-      grants.start(s.granted, s.stats.allocated_bytes[0]);
+      device_stats.start(observed_stats(s));
     });
+  }
+
+  // Applies change(stats, false) to s's statistics and, while the device's ledger is kept,
+  // change(ledger, true) to the ledger's, in the same critical section (s locked). See Note
+  // [Device-wide peaks].
+  template <class Change>
+  void count(Shard& s, Change&& change) {
+    change(s.stats, false);
+    if (device_stats.active()) device_stats.apply([&](MemoryStats& m) { change(m, true); });
+  }
+
+  // s's statistics as stats() reports them (s locked). See Note [Active mirrors allocated].
+  static MemoryStats observed_stats(const Shard& s) {
+    MemoryStats out = s.stats;
+    if (s.active_mirrors_allocation) {
+      out.active = out.allocation;
+      out.active_bytes = out.allocated_bytes;
+    }
+    return out;
   }
 
   // ---- sizes ----
@@ -378,15 +397,17 @@ struct Engine {
   void count_reserved(Shard& s, std::size_t bytes, bool small, bool add) {
     const auto n = static_cast<std::int64_t>(bytes);
     const int pi = small ? 1 : 2;
-    for (int i : {0, pi}) {
-      if (add) {
-        s.stats.reserved_bytes[i].increase(n);
-        s.stats.segment[i].increase(1);
-      } else {
-        s.stats.reserved_bytes[i].decrease(n);
-        s.stats.segment[i].decrease(1);
+    count(s, [&](MemoryStats& m, bool) {
+      for (int i : {0, pi}) {
+        if (add) {
+          m.reserved_bytes[i].increase(n);
+          m.segment[i].increase(1);
+        } else {
+          m.reserved_bytes[i].decrease(n);
+          m.segment[i].decrease(1);
+        }
       }
-    }
+    });
     if (add) {
       reserved.add(bytes);
       ++s.stats.num_device_alloc;
@@ -465,7 +486,7 @@ struct Engine {
     s.arenas.push_back(std::make_unique<Arena>());
     Arena* a = s.arenas.back().get();
     a->oversize = !small && bytes > config.max_split_size;  // See Note [Changing settings].
-    if (a->oversize) s.stats.oversize_segments.increase(1);
+    if (a->oversize) count(s, [](MemoryStats& m, bool) { m.oversize_segments.increase(1); });
     a->base = static_cast<char*>(p);
     a->range = a->mapped = bytes;
     a->small = small;
@@ -489,20 +510,24 @@ struct Engine {
     index_for(s, *b->arena).insert(b);
     if (is_split(b)) {
       const int pi = pool_index(b->size);
-      for (int i : {0, pi}) {
-        s.stats.inactive_split[i].increase(1);
-        s.stats.inactive_split_bytes[i].increase(static_cast<std::int64_t>(b->size));
-      }
+      count(s, [&](MemoryStats& m, bool) {
+        for (int i : {0, pi}) {
+          m.inactive_split[i].increase(1);
+          m.inactive_split_bytes[i].increase(static_cast<std::int64_t>(b->size));
+        }
+      });
     }
   }
   void remove_free(Shard& s, Block* b) {
     index_for(s, *b->arena).remove(b);
     if (is_split(b)) {
       const int pi = pool_index(b->size);
-      for (int i : {0, pi}) {
-        s.stats.inactive_split[i].decrease(1);
-        s.stats.inactive_split_bytes[i].decrease(static_cast<std::int64_t>(b->size));
-      }
+      count(s, [&](MemoryStats& m, bool) {
+        for (int i : {0, pi}) {
+          m.inactive_split[i].decrease(1);
+          m.inactive_split_bytes[i].decrease(static_cast<std::int64_t>(b->size));
+        }
+      });
     }
   }
 
@@ -579,11 +604,16 @@ struct Engine {
 
   // active_* fall when a block stops being active (freed, or its pending events completed).
   void account_inactive(Shard& s, const Block* b) {
-    if (s.active_mirrors_allocation) return;  // See Note [Active mirrors allocated].
+    count(s, [&](MemoryStats& m, bool device) { count_inactive(s, b, m, device); });
+  }
+  // The ledger counts active blocks itself; a shard, only once no longer mirroring (See Note
+  // [Active mirrors allocated]).
+  static void count_inactive(const Shard& s, const Block* b, MemoryStats& m, bool device) {
+    if (!device && s.active_mirrors_allocation) return;
     const int pi = pool_index(b->size);
     for (int i : {0, pi}) {
-      s.stats.active[i].decrease(1);
-      s.stats.active_bytes[i].decrease(static_cast<std::int64_t>(b->size));
+      m.active[i].decrease(1);
+      m.active_bytes[i].decrease(static_cast<std::int64_t>(b->size));
     }
   }
 
@@ -637,7 +667,7 @@ struct Engine {
         provider.free_segment(a->base, a->mapped, s.stream);
         history.trace(TraceEntry::Action::segment_free, a->base, a->mapped, s.stream);
         count_reserved(s, a->mapped, a->small, false);
-        if (a->oversize) s.stats.oversize_segments.decrease(1);
+        if (a->oversize) count(s, [](MemoryStats& m, bool) { m.oversize_segments.decrease(1); });
         s.recycle(only);
         it = s.arenas.erase(it);
         continue;
@@ -934,19 +964,19 @@ struct Engine {
     s.live.insert(b->ptr, b);
     const int pi = pool_index(b->size);
     const auto size = static_cast<std::int64_t>(b->size);
-    // The grant covers the allocation before it counts. See Note [Device-wide peaks].
-    grants.cover(s.granted, s.stats.allocated_bytes[0].current + size);
-    for (int i : {0, pi}) {
-      s.stats.allocation[i].increase(1);
-      s.stats.allocated_bytes[i].increase(size);
-      s.stats.requested_bytes[i].increase(static_cast<std::int64_t>(requested));
-      if (!s.active_mirrors_allocation) {
-        s.stats.active[i].increase(1);
-        s.stats.active_bytes[i].increase(size);
-      }
-    }
     b->oversize = b->size >= config.max_split_size;  // See Note [Changing settings].
-    if (b->oversize) s.stats.oversize_allocations.increase(1);
+    count(s, [&](MemoryStats& m, bool device) {
+      for (int i : {0, pi}) {
+        m.allocation[i].increase(1);
+        m.allocated_bytes[i].increase(size);
+        m.requested_bytes[i].increase(static_cast<std::int64_t>(requested));
+        if (device || !s.active_mirrors_allocation) {  // See Note [Active mirrors allocated].
+          m.active[i].increase(1);
+          m.active_bytes[i].increase(size);
+        }
+      }
+      if (b->oversize) m.oversize_allocations.increase(1);
+    });
     if (history.enabled()) {
       history.capture(b->frames);
       history.trace(TraceEntry::Action::alloc, b->ptr, b->size, s.stream, b->frames);
@@ -967,17 +997,21 @@ struct Engine {
     return true;
   }
 
-  // The program's free of `b` in the statistics and the history, and its stamp (shard locked).
-  void count_free(Shard& s, Block* b) {
+  // The program's free of `b` in the statistics and the history, and its stamp (shard locked);
+  // with `inactive_now` (no stream's work to wait for), its end of activity as well, in the same
+  // change (See Note [Device-wide peaks]).
+  void count_free(Shard& s, Block* b, bool inactive_now) {
     const int pi = pool_index(b->size);
     const auto size = static_cast<std::int64_t>(b->size);
-    for (int i : {0, pi}) {
-      s.stats.allocation[i].decrease(1);
-      s.stats.allocated_bytes[i].decrease(size);
-      s.stats.requested_bytes[i].decrease(static_cast<std::int64_t>(b->requested));
-    }
-    grants.trim(s.granted, s.stats.allocated_bytes[0].current);
-    if (b->oversize) s.stats.oversize_allocations.decrease(1);
+    count(s, [&](MemoryStats& m, bool device) {
+      for (int i : {0, pi}) {
+        m.allocation[i].decrease(1);
+        m.allocated_bytes[i].decrease(size);
+        m.requested_bytes[i].decrease(static_cast<std::int64_t>(b->requested));
+      }
+      if (b->oversize) m.oversize_allocations.decrease(1);
+      if (inactive_now) count_inactive(s, b, m, device);
+    });
     history.trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
     // A lent block's every use is on other streams than s's, which its free waits for: it is
     // then free for all. See Note [Memory across streams].
@@ -989,7 +1023,9 @@ struct Engine {
     Block* b = s.live.erase(ptr);
     // A held block is not in `live`: looked for only here. See Note [External holds].
     if (!b) [[unlikely]] return deallocate_held(s, ptr);
-    count_free(s, b);
+    // A lent block's borrower's stream is among its extra streams.
+    const bool inactive_now = b->extra_streams.empty();
+    count_free(s, b, inactive_now);
     if (s.marks_interest.load(std::memory_order_relaxed)) [[unlikely]] advance_own_marks(s, true);
     if (b->borrower && b->extra_streams.size() == 1) {
       b->state = Block::State::pending;
@@ -1001,7 +1037,6 @@ struct Engine {
       s.pending_frees.add(b, *events);
       return;
     }
-    account_inactive(s, b);
     history.trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream, b->frames);
     flush_recent(s);
     b->state = Block::State::free;
@@ -1037,7 +1072,7 @@ struct Engine {
   void deallocate_held(Shard& s, void* ptr) {
     detail::HeldBlock* h = s.held.find(ptr);
     if (!h || h->freed) unknown_pointer("CachingAllocator::deallocate", ptr);
-    count_free(s, h->block);
+    count_free(s, h->block, false);
     h->freed = true;
     h->block->state = Block::State::pending;
   }
@@ -1264,19 +1299,14 @@ MemoryStats CachingAllocator::stats() const {
   impl_->for_each_shard([&](Shard& s) {
     std::lock_guard lock(s.lock);
     impl_->flush_recent(s);  // observable state is the merged one
-    // See Note [Active mirrors allocated].
-    if (!s.active_mirrors_allocation) {
-      out.merge(s.stats);
-      return;
-    }
-    MemoryStats in = s.stats;
-    in.active = in.allocation;
-    in.active_bytes = in.allocated_bytes;
-    out.merge(in);
+    out.merge(Engine::observed_stats(s));
   });
   // See Note [Device-wide peaks] in detail/device_peaks.hpp.
-  out.allocated_bytes[0].peak = impl_->grants.bound_peak(out.allocated_bytes[0].peak);
-  out.reserved_bytes[0].peak = impl_->reserved.bound_peak(out.reserved_bytes[0].peak);
+  if (impl_->device_stats.active()) {
+    impl_->device_stats.read(out);
+  } else {
+    out.reserved_bytes[0].peak = impl_->reserved.bound_peak(out.reserved_bytes[0].peak);
+  }
   out.num_alloc_retries = impl_->retries.load();
   out.num_ooms = impl_->ooms.load();
   out.num_sync_all_streams = impl_->sync_all.load();
@@ -1285,14 +1315,10 @@ MemoryStats CachingAllocator::stats() const {
 }
 
 namespace {
+// f(stat) for every Stat of m.
 template <class F>
 void for_each_stat(MemoryStats& m, F&& f) {
-  for (StatArray* a : {&m.allocation, &m.segment, &m.active, &m.inactive_split, &m.allocated_bytes,
-                       &m.reserved_bytes, &m.active_bytes, &m.inactive_split_bytes, &m.requested_bytes}) {
-    for (Stat& s : *a) f(s);
-  }
-  f(m.oversize_allocations);
-  f(m.oversize_segments);
+  MemoryStats::for_each_stat(m, m, [&](Stat& st, Stat&) { f(st); });
 }
 }  // namespace
 
@@ -1301,7 +1327,7 @@ void CachingAllocator::reset_peak_stats() {
     std::lock_guard lock(s.lock);
     for_each_stat(s.stats, [](Stat& st) { st.peak = st.current; });
   });
-  impl_->grants.reset_peak();
+  impl_->device_stats.for_each_stat([](Stat& st) { st.peak = st.current; });
   impl_->reserved.reset_peak();
 }
 
@@ -1311,6 +1337,7 @@ void CachingAllocator::reset_accumulated_stats() {
     for_each_stat(s.stats, [](Stat& st) { st.allocated = st.freed = 0; });
     s.stats.num_device_alloc = s.stats.num_device_free = s.stats.num_cross_stream_reuses = 0;
   });
+  impl_->device_stats.for_each_stat([](Stat& st) { st.allocated = st.freed = 0; });
   impl_->retries = 0;
   impl_->ooms = 0;
   impl_->sync_all = 0;

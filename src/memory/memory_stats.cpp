@@ -46,15 +46,7 @@ NestedStats MemoryStats::to_nested() const {
 std::map<std::string, std::int64_t> MemoryStats::to_map() const { return to_nested().flatten(); }
 
 void MemoryStats::merge(const MemoryStats& other) noexcept {
-  for (auto [into, from] : {std::pair{&allocation, &other.allocation}, {&segment, &other.segment},
-                            {&active, &other.active}, {&inactive_split, &other.inactive_split},
-                            {&allocated_bytes, &other.allocated_bytes}, {&reserved_bytes, &other.reserved_bytes},
-                            {&active_bytes, &other.active_bytes}, {&inactive_split_bytes, &other.inactive_split_bytes},
-                            {&requested_bytes, &other.requested_bytes}}) {
-    for (std::size_t i = 0; i < into->size(); ++i) (*into)[i].merge((*from)[i]);
-  }
-  oversize_allocations.merge(other.oversize_allocations);
-  oversize_segments.merge(other.oversize_segments);
+  for_each_stat(*this, other, [](Stat& into, const Stat& from) { into.merge(from); });
   num_alloc_retries += other.num_alloc_retries;
   num_ooms += other.num_ooms;
   num_sync_all_streams += other.num_sync_all_streams;

@@ -156,8 +156,9 @@ TEST_P(DeviceAllocatorGpu, StreamsPeakingInTurnReportTheDevicePeak) {
     allocator->empty_cache();
   }
   const MemoryStats m = allocator->stats();
-  EXPECT_GE(m.allocated_bytes[0].peak, static_cast<std::int64_t>(256 * MiB));
-  EXPECT_LE(m.allocated_bytes[0].peak, static_cast<std::int64_t>(256 * MiB + 2 * CachingAllocator::kPeakSlackPerStream));
+  EXPECT_EQ(m.allocated_bytes[0].peak, static_cast<std::int64_t>(256 * MiB));
+  EXPECT_EQ(m.allocation[0].peak, 1);
+  EXPECT_EQ(m.active_bytes[0].peak, static_cast<std::int64_t>(256 * MiB));
   EXPECT_EQ(m.reserved_bytes[0].peak, expected_reserved);
   EXPECT_EQ(m.reserved_bytes[0].current, 0);
 }

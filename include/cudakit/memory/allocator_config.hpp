@@ -57,6 +57,12 @@ struct AllocatorConfig {
   // cross_stream_reuse:off|opportunistic|dependencies. The default is the one that measured best
   // on the recorded traces with several streams (README, allocator table).
   CrossStreamReuse cross_stream_reuse = CrossStreamReuse::opportunistic;
+  // exact_peaks:True|False. With several streams, every statistic's peak is the device's
+  // (the highest total at one moment), kept in a device-wide ledger that each change to the
+  // statistics also writes; False leaves each stream its own peaks, reported summed (upper
+  // bounds, exact for reserved bytes), and threads allocating on their own streams at once no
+  // longer share a cache line. See Note [Device-wide peaks] in src/memory/detail/device_peaks.hpp.
+  bool exact_peaks = true;
   // Limit on reserved memory as a fraction of the device's total (set_per_process_memory_fraction).
   double per_process_memory_fraction = 1.0;
   // Pinned host memory (PinnedHostAllocator; torch reads these keys from the same variable):

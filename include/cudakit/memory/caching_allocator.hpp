@@ -105,13 +105,12 @@ class CachingAllocator {
   [[nodiscard]] std::size_t pool_reserved_bytes(PoolId id) const;
   [[nodiscard]] std::size_t pool_allocated_bytes(PoolId id) const;
 
-  // Statistics summed over pools and streams. Current values and totals are exact, and so are
-  // the peaks of reserved bytes and, when one stream allocates, of everything else. With several
-  // streams, the peak of allocated bytes may exceed the true one by at most kPeakSlackPerStream
-  // per (pool, stream) that has allocated, and the other peaks are sums of per-stream peaks
-  // (See Note [Device-wide peaks] in src/memory/detail/device_peaks.hpp).
+  // Statistics over all pools and streams, as torch.cuda.memory_stats() gives them: current
+  // values, totals and every peak are the device's, exact with any number of streams and
+  // threads. With exact_peaks:False (AllocatorConfig) and several streams, peaks other than
+  // reserved bytes' are sums of per-stream peaks, upper bounds (See Note [Device-wide peaks] in
+  // src/memory/detail/device_peaks.hpp).
   [[nodiscard]] MemoryStats stats() const;
-  static constexpr std::size_t kPeakSlackPerStream = std::size_t{4} << 20;
   void reset_peak_stats();
   void reset_accumulated_stats();
 

@@ -2,6 +2,7 @@
 // Allocator statistics with torch.cuda.memory_stats()'s names and meaning.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -60,6 +61,18 @@ struct MemoryStats {
   std::int64_t num_cross_stream_reuses = 0;
   std::int64_t max_split_size = 0;
 
+  // f(a's counter, b's same counter) for every Stat of two MemoryStats (each entry of the
+  // StatArrays, then the two oversize counters); A and B are MemoryStats, const or not.
+  template <class A, class B, class F>
+  static void for_each_stat(A& a, B& b, F&& f) {
+    for (auto member : {&MemoryStats::allocation, &MemoryStats::segment, &MemoryStats::active,
+                        &MemoryStats::inactive_split, &MemoryStats::allocated_bytes, &MemoryStats::reserved_bytes,
+                        &MemoryStats::active_bytes, &MemoryStats::inactive_split_bytes, &MemoryStats::requested_bytes}) {
+      for (std::size_t i = 0; i < std::tuple_size_v<StatArray>; ++i) f((a.*member)[i], (b.*member)[i]);
+    }
+    f(a.oversize_allocations, b.oversize_allocations);
+    f(a.oversize_segments, b.oversize_segments);
+  }
   // Adds `other` in: currents, totals and counts summed, peaks summed (an upper bound on the
   // peak of the sum), max_split_size the larger.
   void merge(const MemoryStats& other) noexcept;

@@ -1,8 +1,7 @@
 #pragma once
-// The device-wide counters behind the peaks that stats() reports across shards (See Note
-// [Device-wide peaks]): ReservedBytes, changed only when memory is obtained from or returned to
-// the driver, and AllocationGrants, changed only when a shard allocates past its grant or frees
-// far below it. Neither is touched on the allocator's fast path.
+// The device-wide counters behind the statistics that stats() reports across shards (See Note
+// [Device-wide peaks]): DeviceStats, the ledger of every statistic while several shards exist,
+// and ReservedBytes, changed only when memory is obtained from or returned to the driver.
 
 #include <algorithm>
 #include <atomic>
@@ -10,38 +9,34 @@
 #include <cstdint>
 #include <mutex>
 
-#include "cudakit/memory/caching_allocator.hpp"
 #include "cudakit/memory/memory_stats.hpp"
+#include "memory/detail/spin_lock.hpp"
 
 namespace cudakit::memory::detail {
 
 // Note [Device-wide peaks]
 // A device-wide peak is the highest sum of the shards' values at one moment, which summing the
 // shards' own peaks overstates whenever several streams allocate at different times (eight
-// streams that each peak at 10 GiB in turn would report 80 GiB). torch keeps the exact value by
-// serializing every allocation behind one device-wide lock; we keep two device-wide counters
-// instead, neither of them touched on the fast path:
-// - reserved bytes change only when memory is obtained from or returned to the driver, so
-//   `reserved_total` is one atomic and its peak is exact;
-// - allocated bytes change on every allocation, so each shard holds a grant from a device-wide
-//   counter that covers its allocated bytes with at most kPeakSlackPerStream to spare. A shard
-//   takes more (one atomic add) only when an allocation would exceed its grant, keeping
-//   kPeakSlackPerStream / 2 spare, and gives back down to that spare only when it holds more
-//   than kPeakSlackPerStream unused. Every grant covers its shard's allocations at every
-//   moment, so the grants' highest total is an upper bound on the true peak, above it by at
-//   most kPeakSlackPerStream per shard (per (pool, stream) that has allocated).
-//   max_memory_allocated() reports the smaller of that and the sum of the shards' peaks.
-//   An alloc+free pair of up to kPeakSlackPerStream / 2 stays within the grant, so no shared
-//   cache line is written (the 16-thread benchmark keeps its scaling); a larger pair costs two
-//   atomic adds (~10 ns on the lent H200s' CPUs), uncontended unless several threads make such
-//   pairs at once.
-// - While one shard exists its own peaks are the device's, exact, and no grants are kept: a
-//   program that allocates on one stream pays nothing for the above. Grants start when the
-//   second shard is created, under a mutex that keeps any other shard from being created
-//   meanwhile: the first shard's grant is set to cover what it holds, and the grants' peak
-//   starts at its peak, which until then was the device's.
-// The other peaks (per-pool splits, counts, active and requested bytes) remain sums of the
-// shards' peaks: upper bounds, exact for one stream.
+// streams that each peak at 10 GiB in turn would report 80 GiB). torch keeps every peak exact
+// by serializing every allocation behind one device-wide lock. We keep them exact with a
+// device-wide ledger instead, DeviceStats below, written only while more than one shard exists:
+// - While one shard exists, its own statistics are the device's, exact, and the ledger is not
+//   touched: a program that allocates on one stream pays nothing.
+// - When the second shard is created (under a mutex that keeps any other shard from being
+//   created meanwhile), the ledger starts as a copy of the one shard's statistics, currents and
+//   peaks alike (until then they were the device's). From then on every change to a shard's
+//   statistics is applied to the ledger too, in the same critical section of the shard's lock
+//   (so each shard's changes reach the ledger in their order), under the ledger's own spin lock,
+//   a leaf: nothing else is taken while it is held. The ledger's values are then the device's at
+//   every moment and its peaks the highest sums, exact, for every statistic.
+// - The cost: an uncontended spin lock and the same few additions per change (about 10 ns an
+//   operation on the lent H200s' CPUs; bench/README has the figures); threads that allocate on
+//   their own streams at once contend for the ledger's line, which costs the 16-thread
+//   benchmark most of its scaling, still far above torch's one lock (README, allocator table).
+//   `exact_peaks:False` turns the ledger off: each stream's shard then keeps its own peaks and
+//   stats() reports their sums (upper bounds; exact for reserved bytes, kept by ReservedBytes
+//   at no cost on the fast path), and the threads scale again.
+// Lent and pending blocks change nothing here: every change goes through Engine::count().
 
 // Raises `peak` to `value` if that is higher.
 inline void raise_peak(std::atomic<std::int64_t>& peak, std::int64_t value) {
@@ -69,57 +64,51 @@ class [[gnu::visibility("hidden")]] ReservedBytes {
   std::atomic<std::int64_t> peak_{0};
 };
 
-// The shards' grants from the device-wide allocated counter. On a line of its own, as it is
-// written by every shard that allocates past its grant. A shard's grant is a field of the shard,
-// passed in, changed under the shard's lock.
-class alignas(128) [[gnu::visibility("hidden")]] AllocationGrants {
+// The device's statistics while several shards exist (See Note [Device-wide peaks]). On a line
+// of its own: every shard writes it.
+class alignas(128) [[gnu::visibility("hidden")]] DeviceStats {
  public:
-  static constexpr auto kSlack = static_cast<std::int64_t>(CachingAllocator::kPeakSlackPerStream);
-
-  // Before an allocation brings the shard's allocated bytes to `allocated_after`.
-  void cover(std::int64_t& granted, std::int64_t allocated_after) {
-    if (allocated_after > granted && granting_.load(std::memory_order_relaxed)) [[unlikely]] {
-      set(granted, allocated_after + kSlack / 2);
-    }
-  }
-  // After a free has left the shard `allocated` bytes.
-  void trim(std::int64_t& granted, std::int64_t allocated) {
-    if (granted - allocated > kSlack) [[unlikely]] {
-      set(granted, allocated + kSlack / 2);  // only once granting
-    }
+  // Whether changes are applied here: a second shard exists and exact peaks were asked for.
+  [[nodiscard]] bool active() const noexcept { return active_.load(std::memory_order_relaxed); }
+  // Applies change(stats) under the ledger's lock (the changing shard's lock held).
+  template <class Change>
+  [[gnu::always_inline]] void apply(Change&& change) {
+    lock_.lock();  // not lock_guard: GCC made its constructor a call on the fast path
+    change(stats_);
+    lock_.unlock();
   }
 
-  // Shards are created under this mutex, so that none is created while grants start.
+  // Shards are created under this mutex, so that none is created while the ledger starts.
   [[nodiscard]] std::mutex& creation_mutex() noexcept { return creation_mutex_; }
-  // Counts a shard being created (creation_mutex() held): true for the second, when grants start.
+  // Counts a shard being created (creation_mutex() held): true for the second, when the ledger
+  // starts.
   [[nodiscard]] bool count_shard() noexcept { return ++shards_created_ == 2; }
-  // Starts keeping grants, for the one shard that exists (its lock held), whose allocated bytes
-  // are `allocated`. The flag is set after the shard's grant and peak: its next allocation keeps
-  // the grant, and stats() never sees the flag without the peak carried over.
-  void start(std::int64_t& granted, const Stat& allocated) {
-    raise_peak(peak_, allocated.peak);
-    set(granted, allocated.current + kSlack / 2);
-    granting_.store(true);
+  // Starts the ledger from the statistics of the one shard that exists (its lock held), active
+  // and allocation resolved as stats() reports them. The flag is set last: that shard's next
+  // change, under its lock, finds the ledger complete.
+  void start(const MemoryStats& only_shard) {
+    {
+      std::lock_guard lock(lock_);
+      stats_ = only_shard;
+    }
+    active_.store(true, std::memory_order_release);
   }
-
-  // The device's allocated peak, given `summed`, the sum of the shards' peaks.
-  [[nodiscard]] std::int64_t bound_peak(std::int64_t summed) const noexcept {
-    return granting_.load() ? std::min(summed, peak_.load()) : summed;
+  // The ledger's counters (every Stat of MemoryStats) into `out`.
+  void read(MemoryStats& out) const {
+    std::lock_guard lock(lock_);
+    MemoryStats::for_each_stat(out, stats_, [](Stat& to, const Stat& from) { to = from; });
   }
-  void reset_peak() noexcept { peak_ = total_.load(); }
+  // f(stat) for every Stat of the ledger.
+  template <class F>
+  void for_each_stat(F&& f) {
+    std::lock_guard lock(lock_);
+    MemoryStats::for_each_stat(stats_, stats_, [&](Stat& st, Stat&) { f(st); });
+  }
 
  private:
-  // Sets a shard's grant to `target` bytes.
-  void set(std::int64_t& granted, std::int64_t target) {
-    const std::int64_t delta = target - granted;
-    granted = target;
-    const std::int64_t total = total_.fetch_add(delta, std::memory_order_relaxed) + delta;
-    if (delta > 0) raise_peak(peak_, total);
-  }
-
-  std::atomic<std::int64_t> total_{0};
-  std::atomic<std::int64_t> peak_{0};
-  std::atomic<bool> granting_{false};  // a second shard exists
+  mutable SpinLock lock_;
+  MemoryStats stats_;  // under lock_
+  std::atomic<bool> active_{false};
   std::mutex creation_mutex_;
   std::size_t shards_created_ = 0;  // under creation_mutex_
 };

@@ -75,9 +75,6 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   Block* recent = nullptr;
   // See Note [Active mirrors allocated] in caching_allocator.cpp.
   bool active_mirrors_allocation = true;
-  // Bytes granted from the device-wide allocated counter: See Note [Device-wide peaks] in
-  // device_peaks.hpp.
-  std::int64_t granted = 0;
   // See Note [Growing ahead] in caching_allocator.cpp.
   std::uint64_t allocations = 0;
   std::uint64_t last_growth_at = 0;
