@@ -22,6 +22,9 @@ echo "== allocators (cudakit, PyTorch C++, cudakit with cross_stream_reuse:off, 
   done
   # Each stream to its own memory, for the cross-stream rows (See Note [Memory across streams]).
   CUDAKIT_ALLOC_CONF=cross_stream_reuse:off "$B/bin/alloc_bench" --only cudakit $T | sed 's/"cudakit"/"cudakit_off"/'
+  # Per-stream peaks, no device-wide ledger: what exact peaks cost (See Note [Device-wide peaks];
+  # its peak allocated is the streams' peaks summed, so its ratio reads low).
+  CUDAKIT_ALLOC_CONF=exact_peaks:False "$B/bin/alloc_bench" --only cudakit $T | sed 's/"cudakit"/"cudakit_per_stream_peaks"/'
   "$B/bin/alloc_bench" --only cudaMallocAsync $T
   "$B/bin/alloc_bench" --only cudakit_async $T
   "$B/bin/alloc_bench" --only cudaMalloc
