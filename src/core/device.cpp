@@ -7,6 +7,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/sync_debug_mode.hpp"
 #include "cudakit/core/trace_hooks.hpp"
 
 namespace cudakit {
@@ -106,6 +107,7 @@ std::pair<std::size_t, std::size_t> mem_get_info(int device) {
 }
 
 void synchronize(int device) {
+  detail::check_synchronization("synchronize");
   device = detail::resolve_device(device, "synchronize");
   CUDAKIT_TRACE({.kind = TraceEventKind::device_synchronize, .device = device});
   DeviceGuard guard(device);

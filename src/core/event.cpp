@@ -8,6 +8,7 @@
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/sync_debug_mode.hpp"
 #include "cudakit/core/trace_hooks.hpp"
 
 namespace cudakit {
@@ -18,6 +19,7 @@ bool EventRef::query() const {
 }
 
 void EventRef::synchronize() const {
+  detail::check_synchronization("Event::synchronize");
   check_usable("synchronize");
   if (handle_ != nullptr) {
     CUDAKIT_TRACE({.kind = TraceEventKind::event_synchronize, .device = device_, .event = handle_});
@@ -70,6 +72,20 @@ void Event::destroy() noexcept {
   recorded_ = false;
 }
 
+namespace {
+// Whether `stream` is capturing (an external event's operations become graph nodes there). A
+// stream that cannot say (the legacy stream during another's global capture) is not, and the
+// query's error is not left behind.
+bool capturing(StreamRef stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream.handle(), &status) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+}  // namespace
+
 void Event::record(OptionalStream stream_arg) {
   check_usable("record");
   const StreamRef stream = stream_or_current(stream_arg);
@@ -83,13 +99,26 @@ void Event::record(OptionalStream stream_arg) {
   }
   CUDAKIT_TRACE({.kind = TraceEventKind::event_record, .device = device_,
                  .stream = stream.handle(), .event = handle_});
-  CUDAKIT_CHECK_CUDA(cudaEventRecord(handle_, stream.handle()));
+  // The flag is for captures; a plain record outside one (the runtime refuses it on a
+  // non-capturing stream with some drivers).
+  if (flags_.external && capturing(stream)) {
+    CUDAKIT_CHECK_CUDA(cudaEventRecordWithFlags(handle_, stream.handle(), cudaEventRecordExternal));
+  } else {
+    CUDAKIT_CHECK_CUDA(cudaEventRecord(handle_, stream.handle()));
+  }
   recorded_ = true;
 }
 
-void Event::wait(OptionalStream stream) const {
+void Event::wait(OptionalStream stream_arg) const {
   check_usable("wait");
-  stream_or_current(stream).wait_event(*this);
+  const StreamRef stream = stream_or_current(stream_arg);
+  if (!flags_.external || handle_ == nullptr || !capturing(stream)) {
+    stream.wait_event(*this);
+    return;
+  }
+  CUDAKIT_TRACE({.kind = TraceEventKind::event_wait, .device = stream.device(), .stream = stream.handle(),
+                 .event = handle_});
+  CUDAKIT_CHECK_CUDA(cudaStreamWaitEvent(stream.handle(), handle_, cudaEventWaitExternal));
 }
 
 float Event::elapsed_time(const Event& end) const {

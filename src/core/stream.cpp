@@ -10,6 +10,7 @@
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/event.hpp"
+#include "cudakit/core/sync_debug_mode.hpp"
 #include "cudakit/core/trace_hooks.hpp"
 
 namespace cudakit {
@@ -57,6 +58,7 @@ bool StreamRef::query() const {
 }
 
 void StreamRef::synchronize() const {
+  detail::check_synchronization("Stream::synchronize");
   check_usable("synchronize");
   CUDAKIT_TRACE({.kind = TraceEventKind::stream_synchronize, .device = device_, .stream = handle_});
   NullStreamDevice on(*this);

@@ -2,6 +2,7 @@
 
 #include "cudakit/core/capture_hook.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -35,13 +36,22 @@ struct Graph::Impl {
   std::unique_ptr<detail::AnnotationCapture> annotations;
   // Capture hooks (random generators' offsets) whose state each replay must advance.
   std::vector<std::pair<CaptureHook*, std::uint64_t>> replay_hooks;
+  // States registered with this graph (register_capture_state), beside the process's hooks.
+  std::vector<CaptureHook*> registered;
+
+  // Every hook a capture of this graph calls: the process's, then this graph's.
+  [[nodiscard]] std::vector<CaptureHook*> hooks() const {
+    std::vector<CaptureHook*> all = capture_hooks();
+    all.insert(all.end(), registered.begin(), registered.end());
+    return all;
+  }
 
   [[nodiscard]] bool capturing() const noexcept { return capture_stream != nullptr; }
 
   // Ends what capture_begin started besides the CUDA capture itself.
   // The capture failed or was abandoned: the hooks' capture_begin is undone.
   void abort_hooks() noexcept {
-    for (CaptureHook* hook : capture_hooks()) hook->capture_abort(device);
+    for (CaptureHook* hook : hooks()) hook->capture_abort(device);
   }
 
   void stop_capturing() noexcept {
@@ -124,7 +134,7 @@ void Graph::capture_begin(memory::PoolId pool, CaptureErrorMode mode, bool enabl
   // Before the capture begins: a hook may queue work (a generator's first device slot write).
   s.device = stream.device();
   {
-    const auto hooks = capture_hooks();
+    const auto hooks = s.hooks();
     std::size_t begun = 0;
     try {
       for (; begun < hooks.size(); ++begun) hooks[begun]->capture_begin(s.device);
@@ -170,7 +180,7 @@ void Graph::capture_end() {
   if (s.annotations) s.annotations->finish();
   // Hooks append their last nodes (e.g. the generator's slot advance) while still capturing.
   std::vector<std::pair<CaptureHook*, std::uint64_t>> replay_hooks;
-  for (CaptureHook* hook : capture_hooks()) {
+  for (CaptureHook* hook : s.hooks()) {
     if (const std::uint64_t token = hook->capture_end(s.device, StreamRef(s.capture_stream, s.device))) {
       replay_hooks.emplace_back(hook, token);
     }
@@ -206,6 +216,18 @@ void Graph::capture_abort() noexcept {
   s.abort_hooks();
   s.stop_capturing();
   s.clear();
+}
+
+void Graph::register_capture_state(CaptureHook& state) {
+  Impl& s = usable("register_generator_state");
+  if (std::find(s.registered.begin(), s.registered.end(), &state) != s.registered.end()) return;
+  if (s.graph && !s.capturing()) {
+    throw StateError("Graph::register_generator_state",
+                     "the capture has ended: register before capture_begin (or during the capture, "
+                     "before the generator's first draw in it), or reset() and capture again");
+  }
+  if (s.capturing()) state.capture_begin(s.device);  // its draws from now on are the graph's
+  s.registered.push_back(&state);
 }
 
 void Graph::instantiate() {

@@ -14,6 +14,7 @@
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/sync_debug_mode.hpp"
 #include "cudakit/core/log.hpp"
 #include "memory/detail/arena_table.hpp"
 #include "memory/detail/device_peaks.hpp"
@@ -895,6 +896,7 @@ struct Engine {
     // See Note [No cache release during capture].
     const bool capturing = events->capturing(s.stream);
     if (!capturing) {
+      cudakit::detail::check_synchronization("CachingAllocator::allocate (freeing the cache to retry)");
       retries.fetch_add(1);
       release_all_cached();
       std::lock_guard lock(s.lock);
@@ -1227,7 +1229,11 @@ CachingAllocator::Backing CachingAllocator::backing(const void* ptr) const {
   });
 }
 
-void CachingAllocator::empty_cache() { impl_->release_all_cached(); }
+void CachingAllocator::empty_cache() {
+  // Returning memory synchronizes the device (before unmapping or freeing it).
+  cudakit::detail::check_synchronization("CachingAllocator::empty_cache");
+  impl_->release_all_cached();
+}
 
 void CachingAllocator::process_events() {
   impl_->for_each_shard([&](Shard& s) {

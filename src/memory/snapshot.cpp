@@ -1,8 +1,5 @@
 #include "cudakit/memory/snapshot.hpp"
 
-#include <cxxabi.h>
-#include <dlfcn.h>
-#include <execinfo.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +10,7 @@
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/stack_trace.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/version.hpp"
 #include "nlohmann/json.hpp"
@@ -21,12 +19,6 @@ namespace cudakit::memory {
 namespace {
 
 using nlohmann::json;
-
-std::string demangle(const char* name) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string(name);
-}
 
 json frames_json(const std::shared_ptr<const StackFrames>& frames) {
   json out = json::array();
@@ -133,22 +125,9 @@ const char* to_string(TraceEntry::Action action) {
 }
 
 StackFrames capture_stack(int skip) {
-  void* addresses[64];
-  const int n = backtrace(addresses, 64);
-  StackFrames frames;
-  for (int i = 1 + skip; i < n; ++i) {
-    Dl_info info{};
-    StackFrame f;
-    if (dladdr(addresses[i], &info) && info.dli_sname) {
-      f.name = demangle(info.dli_sname);
-    } else {
-      f.name = detail::concat("0x", std::hex, reinterpret_cast<std::uintptr_t>(addresses[i]));
-    }
-    f.filename = info.dli_fname ? info.dli_fname : "??";
-    // cudakit's own allocation path is noise in every stack.
-    if (f.name.rfind("cudakit::memory::", 0) == 0) continue;
-    frames.push_back(std::move(f));
-  }
+  StackFrames frames = cudakit::capture_stack(skip + 1);
+  // cudakit's own allocation path is noise in every stack.
+  std::erase_if(frames, [](const StackFrame& f) { return f.name.rfind("cudakit::memory::", 0) == 0; });
   return frames;
 }
 

@@ -1,21 +1,8 @@
 #include "profiler/detail/activity_records.hpp"
 
-#include <cxxabi.h>
-
-#include <cstdlib>
-#include <memory>
-
 #include "cudakit/core/detail/concat.hpp"
 
 namespace cudakit::profiler::detail {
-
-std::string demangle(const char* mangled) {
-  if (mangled == nullptr) return "<unnamed>";
-  int status = 0;
-  const std::unique_ptr<char, decltype(&std::free)> text(
-      abi::__cxa_demangle(mangled, nullptr, nullptr, &status), &std::free);
-  return status == 0 && text ? std::string(text.get()) : std::string(mangled);
-}
 
 std::string api_name(std::string_view callback_name) {
   const std::size_t suffix = callback_name.rfind("_v");

@@ -62,6 +62,7 @@ Generator& default_cuda_generator(int device) {
   Defaults& d = defaults();
   std::call_once(d.made[device], [&] {
     d.cuda[device] = std::make_unique<Generator>(tensor::Device{tensor::Device::Type::cuda, device});
+    d.cuda[device]->is_default_ = true;
   });
   return *d.cuda[device];
 }

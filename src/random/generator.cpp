@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/device_allocator.hpp"
@@ -138,6 +139,41 @@ void Generator::capture_abort() noexcept {
   std::lock_guard lock(mutex_);
   capturing_ = false;
   intragraph_offset_ = 0;
+}
+
+namespace {
+// A generator's part in the graphs it is registered with (Generator::capture_state).
+class GeneratorCaptureState final : public CaptureHook {
+ public:
+  explicit GeneratorCaptureState(Generator& generator) : generator_(generator) {}
+  void capture_begin(int device) override {
+    if (generator_.device().index != device) {
+      throw InvalidArgumentError("Graph::register_generator_state",
+                                 cudakit::detail::concat("the generator is for ", generator_.device().str(),
+                                                " but the graph captures on cuda:", device));
+    }
+    generator_.capture_prologue();
+  }
+  std::uint64_t capture_end(int, StreamRef capture_stream) override {
+    return generator_.capture_epilogue(capture_stream);
+  }
+  void capture_abort(int) noexcept override { generator_.capture_abort(); }
+  void replay(int, std::uint64_t token, StreamRef stream) override { generator_.replay_prologue(token, stream); }
+
+ private:
+  Generator& generator_;
+};
+}  // namespace
+
+CaptureHook* Generator::capture_state() {
+  if (!device_.is_cuda()) {
+    throw InvalidArgumentError("Generator::capture_state",
+                               "a CUDA graph can carry only a CUDA generator's state, this one is for the host");
+  }
+  if (is_default_) return nullptr;
+  std::lock_guard lock(mutex_);
+  if (!capture_state_) capture_state_ = std::make_unique<GeneratorCaptureState>(*this);
+  return capture_state_.get();
 }
 
 void Generator::replay_prologue(std::uint64_t wholegraph_increment, StreamRef stream) {

@@ -16,6 +16,11 @@ struct EventFlags {
   bool enable_timing = false;  // needed for elapsed_time; costs a little on record
   bool blocking = false;       // synchronize() sleeps the thread instead of spinning
   bool interprocess = false;   // shareable through ipc_handle(); excludes enable_timing
+  // torch's Event(external=True): recorded or waited on inside a graph capture, the event
+  // becomes an event record or wait node of the graph (cudaEventRecordExternal /
+  // cudaEventWaitExternal) instead of an ordering internal to the graph, so that a replay is
+  // ordered against work outside it. Outside a capture it behaves as any event.
+  bool external = false;
 };
 
 class Event : public EventRef {
@@ -47,7 +52,8 @@ class Event : public EventRef {
   // Left out, the stream is the current device's current stream (Note [Defaulting to the
   // current stream]).
   void record(OptionalStream stream = {});
-  // Makes future work on `stream` wait for the recorded work (no-op if never recorded).
+  // Makes future work on `stream` wait for the recorded work (no-op if never recorded). Inside a
+  // capture, an external event's wait waits for its latest record at each replay.
   void wait(OptionalStream stream = {}) const;
   // Milliseconds between this event's completion and `end`'s (both recorded, both complete).
   // @throws StateError when either event lacks enable_timing, was not recorded, or has not

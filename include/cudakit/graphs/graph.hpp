@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "cudakit/core/capture_hook.hpp"
 #include "cudakit/core/optional_stream.hpp"
 #include "cudakit/graphs/capture_error_mode.hpp"
 #include "cudakit/graphs/graph_ref.hpp"
@@ -54,6 +55,20 @@ class Graph {
   // Abandons a capture in progress: ends it, destroys the partial graph and releases the pool.
   // For error paths (GraphCapture calls it when an exception leaves its scope). Never throws.
   void capture_abort() noexcept;
+  // torch's CUDAGraph.register_generator_state: this graph carries `generator`'s state (any
+  // generator with capture_state(), e.g. random::Generator), so that each replay draws fresh
+  // numbers from it, as from the device's default generator, which every capture carries
+  // already. Register before capture_begin, or during a capture before the generator's first
+  // draw in it; registrations last across reset() and new captures. The generator must outlive
+  // the graph's captures and replays.
+  // @throws StateError after the capture ended; what capture_state() throws (a host generator).
+  template <class Generator>
+  void register_generator_state(Generator& generator) {
+    if (CaptureHook* state = generator.capture_state()) register_capture_state(*state);
+  }
+  // The same for any state a capture must carry forward (See capture_hook.hpp). Registering one
+  // twice is registering it once.
+  void register_capture_state(CaptureHook& state);
   // Instantiates a kept graph; no-op when already instantiated.
   // @throws StateError without a captured graph; CudaError from cudaGraphInstantiate.
   void instantiate();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cudakit/memory/allocator_config.hpp"
+#include "cudakit/core/stack_frame.hpp"
 #include "cudakit/memory/memory_history_options.hpp"
 #include "cudakit/memory/memory_stats.hpp"
 #include "cudakit/memory/pool_id.hpp"
@@ -19,13 +20,9 @@
 
 namespace cudakit::memory {
 
-// One stack frame of an allocation's context (record_memory_history).
-struct StackFrame {
-  std::string name;
-  std::string filename;
-  int line = 0;
-};
-using StackFrames = std::vector<StackFrame>;
+// The stack frames of an allocation's context (record_memory_history).
+using StackFrame = cudakit::StackFrame;
+using StackFrames = cudakit::StackFrames;
 
 struct TraceEntry {
   enum class Action { alloc, free_requested, free_completed, segment_alloc, segment_free,

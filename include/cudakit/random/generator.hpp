@@ -7,11 +7,13 @@
 // the generator's lock, so concurrent draws never overlap.
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
 
+#include "cudakit/core/capture_hook.hpp"
 #include "cudakit/core/stream_ref.hpp"
 #include "cudakit/random/philox_state.hpp"
 #include "cudakit/tensor/device.hpp"
@@ -20,6 +22,9 @@ namespace cudakit::random {
 
 // torch's default seed (default_rng_seed_val), so that an unseeded program starts the same way.
 inline constexpr std::uint64_t kDefaultSeed = 67280421310721ull;
+
+class Generator;
+Generator& default_cuda_generator(int device);
 
 class Generator {
  public:
@@ -68,6 +73,12 @@ class Generator {
   // set_state, eager draws), so a loop of replays costs no extra launch.
   void replay_prologue(std::uint64_t wholegraph_increment, StreamRef stream);
   [[nodiscard]] bool is_capturing() const;
+  // This generator's state as a graph carries it (Graph::register_generator_state, torch's
+  // CUDAGraph.register_generator_state): the prologue and epilogue above, called by the graph
+  // around its captures and before each replay, so that a replay draws fresh numbers. nullptr
+  // for a device's default generator, which every capture on its device carries already.
+  // @throws InvalidArgumentError for a host generator.
+  [[nodiscard]] CaptureHook* capture_state();
 
  private:
   tensor::Device device_;
@@ -80,6 +91,9 @@ class Generator {
   // What the device slot holds once the queued work has run (host mirror).
   std::uint64_t slot_seed_ = 0;
   std::uint64_t slot_offset_ = 0;  // 16 bytes on device_, made on first capture
+  bool is_default_ = false;        // set by default_cuda_generator
+  std::unique_ptr<CaptureHook> capture_state_;  // under mutex_, made on first request
+  friend Generator& default_cuda_generator(int device);
 };
 
 }  // namespace cudakit::random

@@ -7,12 +7,12 @@
 #include <string>
 #include <string_view>
 
+#include "cudakit/core/stack_trace.hpp"
 #include "cudakit/profiler/trace_events.hpp"
 
 namespace cudakit::profiler::detail {
 
-// The demangled name, or `mangled` itself when it is not a C++ mangled name.
-std::string demangle(const char* mangled);
+using cudakit::demangle;  // the demangled name, or `mangled` itself when it is not a C++ mangled name
 
 // `name` is the demangled kernel name (the caller caches demangling per kernel).
 KernelEvent kernel_event(const CUpti_ActivityKernel10& record, std::string name);

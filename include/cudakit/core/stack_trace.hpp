@@ -1,0 +1,20 @@
+#pragma once
+// The calling thread's C++ stack (backtrace + dladdr, symbol names demangled), for reports that
+// say where a call came from. Names are those the dynamic symbol table has: functions of a binary
+// linked without -rdynamic show as addresses.
+#include <string>
+#include <string_view>
+
+#include "cudakit/core/stack_frame.hpp"
+
+namespace cudakit {
+
+// The calling thread's stack, innermost first, without capture_stack itself and the `skip`
+// frames above it; at most 64 frames.
+[[nodiscard]] StackFrames capture_stack(int skip = 0);
+// The demangled form of a C++ symbol; the text itself when it is not one; "<unnamed>" for null.
+[[nodiscard]] std::string demangle(const char* mangled);
+// "  #0 name (filename)\n" per frame.
+[[nodiscard]] std::string format_stack(const StackFrames& frames);
+
+}  // namespace cudakit

@@ -1,0 +1,54 @@
+#pragma once
+// Sync debug mode (torch.cuda.set_sync_debug_mode): every synchronizing call that cudakit makes —
+// stream, event and device synchronization, the blocking copies of tensors to the host, the
+// allocator's device-wide synchronization before it returns memory (empty_cache, the retry
+// before an out-of-memory error) — warns or fails while the mode is on.
+//
+// warn: one warning per call site (the calling stack), with that stack, through cudakit's log.
+// error: the call throws StateError, naming it, before it synchronizes.
+// The mode is the process's (set_sync_debug_mode, as torch's) unless a SyncDebugModeScope on
+// the calling thread says otherwise. Work queued with raw CUDA calls is not seen.
+#include <atomic>
+#include <string_view>
+
+namespace cudakit {
+
+enum class SyncDebugMode { off, warn, error };
+
+// torch's names: "default" (or "off") / "warn" / "error", or 0 / 1 / 2.
+// @throws InvalidArgumentError for another name, naming it.
+[[nodiscard]] SyncDebugMode parse_sync_debug_mode(std::string_view name);
+[[nodiscard]] const char* to_string(SyncDebugMode mode) noexcept;
+
+// The process-wide mode. Thread-safe.
+void set_sync_debug_mode(SyncDebugMode mode);
+void set_sync_debug_mode(std::string_view name);
+// The mode the calling thread is in (its scope's, else the process's).
+[[nodiscard]] SyncDebugMode get_sync_debug_mode() noexcept;
+
+// Sets the calling thread's mode for the scope's lifetime; scopes nest.
+class SyncDebugModeScope {
+ public:
+  explicit SyncDebugModeScope(SyncDebugMode mode) noexcept;
+  ~SyncDebugModeScope();
+  SyncDebugModeScope(const SyncDebugModeScope&) = delete;
+  SyncDebugModeScope& operator=(const SyncDebugModeScope&) = delete;
+
+ private:
+  int previous_;
+};
+
+namespace detail {
+// -1: the thread follows the process; else a SyncDebugMode.
+extern thread_local int t_sync_debug_override;
+extern std::atomic<int> g_sync_debug_mode;  // the process's SyncDebugMode
+[[gnu::cold]] void report_synchronization(const char* api, SyncDebugMode mode);
+// At each synchronizing call, before it synchronizes: one thread-local and one plain load when
+// the mode is off. @throws StateError in error mode.
+inline void check_synchronization(const char* api) {
+  const int mode = t_sync_debug_override >= 0 ? t_sync_debug_override : g_sync_debug_mode.load(std::memory_order_relaxed);
+  if (mode != 0) [[unlikely]] report_synchronization(api, static_cast<SyncDebugMode>(mode));
+}
+}  // namespace detail
+
+}  // namespace cudakit
