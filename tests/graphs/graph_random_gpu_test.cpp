@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "cudakit/core/device.hpp"
@@ -28,6 +29,23 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// Three replays of `g`, each leaving its draw in `out`: fresh every time, and the same as three
+// eager draws made by `eager` in turn.
+template <class EagerDraw>
+void expect_replays_draw_as_eager_draws(graphs::Graph& g, const tensor::Tensor& out, EagerDraw&& eager) {
+  Stream s;
+  std::vector<std::vector<float>> replayed;
+  for (int i = 0; i < 3; ++i) {
+    g.replay(s);
+    replayed.push_back(out.to_vector<float>(StreamRef(s)));
+  }
+  EXPECT_FALSE(same_bits(replayed[0], replayed[1])) << "a replay repeated the previous draw";
+  EXPECT_FALSE(same_bits(replayed[1], replayed[2]));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(same_bits(replayed[i], eager().template to_vector<float>())) << "replay " << i << " differs from eager draw " << i;
+  }
+}
+
 TEST(GraphRandomGpu, ReplaysDrawFreshNumbersEqualToEagerDraws) {
   CUDAKIT_REQUIRE_GPU();
   const tensor::TensorOptions on_gpu{tensor::DType::float32, tensor::Device::cuda()};
@@ -38,19 +56,12 @@ TEST(GraphRandomGpu, ReplaysDrawFreshNumbersEqualToEagerDraws) {
     graphs::GraphCapture capture(g);
     out = random::randn({kN}, on_gpu);
   }
-  Stream s;
-  std::vector<std::vector<float>> replayed;
-  for (int i = 0; i < 3; ++i) {
-    g.replay(s);
-    replayed.push_back(out.to_vector<float>(StreamRef(s)));
-  }
-  EXPECT_FALSE(same_bits(replayed[0], replayed[1])) << "a replay repeated the previous draw";
-  EXPECT_FALSE(same_bits(replayed[1], replayed[2]));
-  random::manual_seed(1234);
-  for (int i = 0; i < 3; ++i) {
-    const std::vector<float> eager = random::randn({kN}, on_gpu).to_vector<float>();
-    EXPECT_TRUE(same_bits(replayed[i], eager)) << "replay " << i << " differs from eager draw " << i;
-  }
+  // The eager draws start where the capture started.
+  bool seeded = false;
+  expect_replays_draw_as_eager_draws(g, out, [&] {
+    if (!std::exchange(seeded, true)) random::manual_seed(1234);
+    return random::randn({kN}, on_gpu);
+  });
 }
 
 // A generator of the program's own (per request, for dropout), registered with the graph:
@@ -69,19 +80,8 @@ TEST(GraphRandomGpu, ARegisteredGeneratorDrawsFreshNumbersOnEachReplay) {
     graphs::GraphCapture capture(g);
     out = random::randn({kN}, on_gpu, &own);
   }
-  Stream s;
-  std::vector<std::vector<float>> replayed;
-  for (int i = 0; i < 3; ++i) {
-    g.replay(s);
-    replayed.push_back(out.to_vector<float>(StreamRef(s)));
-  }
-  EXPECT_FALSE(same_bits(replayed[0], replayed[1])) << "a replay repeated the previous draw";
-  EXPECT_FALSE(same_bits(replayed[1], replayed[2]));
   random::Generator equal(tensor::Device::cuda(), 99);
-  for (int i = 0; i < 3; ++i) {
-    const std::vector<float> eager = random::randn({kN}, on_gpu, &equal).to_vector<float>();
-    EXPECT_TRUE(same_bits(replayed[i], eager)) << "replay " << i << " differs from eager draw " << i;
-  }
+  expect_replays_draw_as_eager_draws(g, out, [&] { return random::randn({kN}, on_gpu, &equal); });
   EXPECT_EQ(random::default_cuda_generator().offset(), default_offset) << "the default generator drew";
   // After the capture, a registration comes too late to take part.
   random::Generator late(tensor::Device::cuda(), 5);
