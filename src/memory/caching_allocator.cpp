@@ -362,7 +362,7 @@ struct Engine {
   template <class Change>
   void count(Shard& s, Change&& change) {
     change(s.stats, false);
-    if (device_stats.active()) device_stats.apply([&](MemoryStats& m) { change(m, true); });
+    if (device_stats.active()) device_stats.apply([&](detail::PeakStats& m) { change(m, true); });
   }
 
   // s's statistics as stats() reports them (s locked). See Note [Active mirrors allocated].
@@ -398,7 +398,7 @@ struct Engine {
   void count_reserved(Shard& s, std::size_t bytes, bool small, bool add) {
     const auto n = static_cast<std::int64_t>(bytes);
     const int pi = small ? 1 : 2;
-    count(s, [&](MemoryStats& m, bool) {
+    count(s, [&](auto& m, bool) {
       for (int i : {0, pi}) {
         if (add) {
           m.reserved_bytes[i].increase(n);
@@ -487,7 +487,7 @@ struct Engine {
     s.arenas.push_back(std::make_unique<Arena>());
     Arena* a = s.arenas.back().get();
     a->oversize = !small && bytes > config.max_split_size;  // See Note [Changing settings].
-    if (a->oversize) count(s, [](MemoryStats& m, bool) { m.oversize_segments.increase(1); });
+    if (a->oversize) count(s, [](auto& m, bool) { m.oversize_segments.increase(1); });
     a->base = static_cast<char*>(p);
     a->range = a->mapped = bytes;
     a->small = small;
@@ -511,7 +511,7 @@ struct Engine {
     index_for(s, *b->arena).insert(b);
     if (is_split(b)) {
       const int pi = pool_index(b->size);
-      count(s, [&](MemoryStats& m, bool) {
+      count(s, [&](auto& m, bool) {
         for (int i : {0, pi}) {
           m.inactive_split[i].increase(1);
           m.inactive_split_bytes[i].increase(static_cast<std::int64_t>(b->size));
@@ -523,7 +523,7 @@ struct Engine {
     index_for(s, *b->arena).remove(b);
     if (is_split(b)) {
       const int pi = pool_index(b->size);
-      count(s, [&](MemoryStats& m, bool) {
+      count(s, [&](auto& m, bool) {
         for (int i : {0, pi}) {
           m.inactive_split[i].decrease(1);
           m.inactive_split_bytes[i].decrease(static_cast<std::int64_t>(b->size));
@@ -605,11 +605,12 @@ struct Engine {
 
   // active_* fall when a block stops being active (freed, or its pending events completed).
   void account_inactive(Shard& s, const Block* b) {
-    count(s, [&](MemoryStats& m, bool device) { count_inactive(s, b, m, device); });
+    count(s, [&](auto& m, bool device) { count_inactive(s, b, m, device); });
   }
   // The ledger counts active blocks itself; a shard, only once no longer mirroring (See Note
   // [Active mirrors allocated]).
-  static void count_inactive(const Shard& s, const Block* b, MemoryStats& m, bool device) {
+  template <class Stats>  // MemoryStats, or the device's PeakStats
+  static void count_inactive(const Shard& s, const Block* b, Stats& m, bool device) {
     if (!device && s.active_mirrors_allocation) return;
     const int pi = pool_index(b->size);
     for (int i : {0, pi}) {
@@ -668,7 +669,7 @@ struct Engine {
         provider.free_segment(a->base, a->mapped, s.stream);
         history.trace(TraceEntry::Action::segment_free, a->base, a->mapped, s.stream);
         count_reserved(s, a->mapped, a->small, false);
-        if (a->oversize) count(s, [](MemoryStats& m, bool) { m.oversize_segments.decrease(1); });
+        if (a->oversize) count(s, [](auto& m, bool) { m.oversize_segments.decrease(1); });
         s.recycle(only);
         it = s.arenas.erase(it);
         continue;
@@ -967,7 +968,7 @@ struct Engine {
     const int pi = pool_index(b->size);
     const auto size = static_cast<std::int64_t>(b->size);
     b->oversize = b->size >= config.max_split_size;  // See Note [Changing settings].
-    count(s, [&](MemoryStats& m, bool device) {
+    count(s, [&](auto& m, bool device) {
       for (int i : {0, pi}) {
         m.allocation[i].increase(1);
         m.allocated_bytes[i].increase(size);
@@ -1005,7 +1006,7 @@ struct Engine {
   void count_free(Shard& s, Block* b, bool inactive_now) {
     const int pi = pool_index(b->size);
     const auto size = static_cast<std::int64_t>(b->size);
-    count(s, [&](MemoryStats& m, bool device) {
+    count(s, [&](auto& m, bool device) {
       for (int i : {0, pi}) {
         m.allocation[i].decrease(1);
         m.allocated_bytes[i].decrease(size);
@@ -1333,7 +1334,7 @@ void CachingAllocator::reset_peak_stats() {
     std::lock_guard lock(s.lock);
     for_each_stat(s.stats, [](Stat& st) { st.peak = st.current; });
   });
-  impl_->device_stats.for_each_stat([](Stat& st) { st.peak = st.current; });
+  impl_->device_stats.reset_peaks();
   impl_->reserved.reset_peak();
 }
 
@@ -1343,7 +1344,6 @@ void CachingAllocator::reset_accumulated_stats() {
     for_each_stat(s.stats, [](Stat& st) { st.allocated = st.freed = 0; });
     s.stats.num_device_alloc = s.stats.num_device_free = s.stats.num_cross_stream_reuses = 0;
   });
-  impl_->device_stats.for_each_stat([](Stat& st) { st.allocated = st.freed = 0; });
   impl_->retries = 0;
   impl_->ooms = 0;
   impl_->sync_all = 0;

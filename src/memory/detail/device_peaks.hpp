@@ -4,6 +4,7 @@
 // and ReservedBytes, changed only when memory is obtained from or returned to the driver.
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -64,8 +65,45 @@ class [[gnu::visibility("hidden")]] ReservedBytes {
   std::atomic<std::int64_t> peak_{0};
 };
 
-// The device's statistics while several shards exist (See Note [Device-wide peaks]). On a line
-// of its own: every shard writes it.
+// A counter of the device's ledger: what a Stat's current and peak are (its totals are the
+// shards' sums, exact without the ledger).
+struct PeakStat {
+  std::int64_t current = 0;
+  std::int64_t peak = 0;
+  void increase(std::int64_t amount) noexcept {
+    current += amount;
+    if (current > peak) peak = current;
+  }
+  void decrease(std::int64_t amount) noexcept { current -= amount; }
+};
+// The ledger's counters, named as MemoryStats's, so that one change applies to either. Half a
+// Stat's size: the lines a change writes move between the cores of threads that allocate at once.
+struct PeakStats {
+#define CUDAKIT_PEAK_STAT_ARRAYS(X) \
+  X(allocation) X(segment) X(active) X(inactive_split) X(allocated_bytes) X(reserved_bytes) \
+  X(active_bytes) X(inactive_split_bytes) X(requested_bytes)
+#define CUDAKIT_PEAK_STAT_ARRAY(name) std::array<PeakStat, 3> name;
+  CUDAKIT_PEAK_STAT_ARRAYS(CUDAKIT_PEAK_STAT_ARRAY)
+#undef CUDAKIT_PEAK_STAT_ARRAY
+  PeakStat oversize_allocations;
+  PeakStat oversize_segments;
+
+  // f(m's counter, p's same counter) for every counter; m and p are MemoryStats or PeakStats,
+  // const or not.
+  template <class M, class P, class F>
+  static void zip(M& m, P& p, F&& f) {
+#define CUDAKIT_PEAK_STAT_ZIP(name) \
+  for (std::size_t i = 0; i < 3; ++i) f(m.name[i], p.name[i]);
+    CUDAKIT_PEAK_STAT_ARRAYS(CUDAKIT_PEAK_STAT_ZIP)
+#undef CUDAKIT_PEAK_STAT_ZIP
+    f(m.oversize_allocations, p.oversize_allocations);
+    f(m.oversize_segments, p.oversize_segments);
+  }
+#undef CUDAKIT_PEAK_STAT_ARRAYS
+};
+
+// The device's statistics while several shards exist (See Note [Device-wide peaks]). On lines of
+// its own: every shard writes it.
 class alignas(128) [[gnu::visibility("hidden")]] DeviceStats {
  public:
   // Whether changes are applied here: a second shard exists and exact peaks were asked for.
@@ -89,25 +127,30 @@ class alignas(128) [[gnu::visibility("hidden")]] DeviceStats {
   void start(const MemoryStats& only_shard) {
     {
       std::lock_guard lock(lock_);
-      stats_ = only_shard;
+      PeakStats::zip(only_shard, stats_, [](const Stat& from, PeakStat& to) {
+        to.current = from.current;
+        to.peak = from.peak;
+      });
     }
     active_.store(true, std::memory_order_release);
   }
-  // The ledger's counters (every Stat of MemoryStats) into `out`.
+  // The ledger's currents and peaks into `out` (whose totals stay the shards' sums).
   void read(MemoryStats& out) const {
     std::lock_guard lock(lock_);
-    MemoryStats::for_each_stat(out, stats_, [](Stat& to, const Stat& from) { to = from; });
+    PeakStats::zip(out, stats_, [](Stat& to, const PeakStat& from) {
+      to.current = from.current;
+      to.peak = from.peak;
+    });
   }
-  // f(stat) for every Stat of the ledger.
-  template <class F>
-  void for_each_stat(F&& f) {
+  // Every peak down to its current value (reset_peak_stats).
+  void reset_peaks() {
     std::lock_guard lock(lock_);
-    MemoryStats::for_each_stat(stats_, stats_, [&](Stat& st, Stat&) { f(st); });
+    PeakStats::zip(stats_, stats_, [](PeakStat& st, PeakStat&) { st.peak = st.current; });
   }
 
  private:
   mutable SpinLock lock_;
-  MemoryStats stats_;  // under lock_
+  alignas(64) PeakStats stats_;  // under lock_
   std::atomic<bool> active_{false};
   std::mutex creation_mutex_;
   std::size_t shards_created_ = 0;  // under creation_mutex_

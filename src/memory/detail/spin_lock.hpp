@@ -25,6 +25,9 @@ class SpinLock {
       int spins = 0;
       while (locked_.load(std::memory_order_relaxed)) {
         if (++spins > 64) std::this_thread::yield();
+#if defined(__x86_64__) || defined(__i386__)
+        else __builtin_ia32_pause();  // spin without flooding the line with reads
+#endif
       }
       if (!locked_.exchange(true, std::memory_order_acquire)) return;
     }
