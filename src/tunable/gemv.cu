@@ -129,19 +129,26 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvProblem p, int split
     }
     __syncthreads();
     for (int l = lane * V; l < len; l += 32 * V) {
-      float x[S][V];
-#pragma unroll
-      for (int j = 0; j < S; ++j) Vec<T>::to_float(*reinterpret_cast<const uint4*>(&xs[j][l]), x[j]);
+      // R rows' 16 bytes first (R loads in flight), then each column of the small operand once
+      // from shared memory for all R rows: registers for R x S sums, R x V weights, V inputs.
+      float w[R][V];
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        if (row0 + r >= p.rows) break;
-        const uint4 raw = __ldcs(reinterpret_cast<const uint4*>(big + (row0 + r) * p.big_ld + tile + l));
-        float w[V];
-        Vec<T>::to_float(raw, w);
+        if (row0 + r < p.rows) {
+          Vec<T>::to_float(__ldcs(reinterpret_cast<const uint4*>(big + (row0 + r) * p.big_ld + tile + l)), w[r]);
+        } else {
 #pragma unroll
-        for (int j = 0; j < S; ++j)
+          for (int v = 0; v < V; ++v) w[r][v] = 0;
+        }
+      }
 #pragma unroll
-          for (int v = 0; v < V; ++v) acc[r][j] = fmaf(w[v], x[j][v], acc[r][j]);
+      for (int j = 0; j < S; ++j) {
+        float x[V];
+        Vec<T>::to_float(*reinterpret_cast<const uint4*>(&xs[j][l]), x);
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+          for (int v = 0; v < V; ++v) acc[r][j] = fmaf(w[r][v], x[v], acc[r][j]);
       }
     }
   }

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -193,26 +194,35 @@ TuningReport tune(const GemmKey& key, OptionalStream stream_arg) {
     detail::LtDescriptors descriptors(key);
     std::vector<LtAlgoConfig> known;
     if (plans[0].algo) known.push_back(plans[0].algo->config);  // Default is the heuristic's first
-    const auto add_lt = [&](const detail::LtAlgo& algo) {
+    // Each cuBLASLt candidate is timed as rebuilt from its configuration, the form a results
+    // file keeps: what is timed is what later runs, here and in other processes.
+    const auto add_lt = [&](const detail::LtAlgo& found) {
+      std::optional<detail::LtAlgo> algo = detail::algo_from_config(descriptors, found.config);
+      if (!algo) {
+        report.dropped.push_back(cudakit::detail::concat("Lt ", Solution{Solution::Kind::lt, found.config, 1}.name(),
+                                                         ": not rebuilt from its configuration"));
+        return false;
+      }
       Solution s;
       s.kind = Solution::Kind::lt;
-      s.lt = algo.config;
+      s.lt = algo->config;
       detail::Plan plan;
       plan.solution = s;
       plan.lt = std::make_unique<detail::LtDescriptors>(key);
-      plan.algo = algo;
+      plan.algo = *algo;
       solutions.push_back(s);
       plans.push_back(std::move(plan));
+      return true;
     };
     // first_heuristic: the heuristic's first choice among the candidates (0: Default is it).
     for (const detail::LtAlgo& algo : detail::heuristic_algos(descriptors, 128)) {
       if (std::find(known.begin(), known.end(), algo.config) != known.end()) continue;
-      if (known.empty() && !plans[0].algo) first_heuristic = solutions.size();
+      const bool first = known.empty() && !plans[0].algo;
       known.push_back(algo.config);
-      add_lt(algo);
+      if (add_lt(algo) && first) first_heuristic = solutions.size() - 1;
     }
     for (const detail::LtAlgo& algo : detail::enumerated_algos(descriptors, known, options.max_enumerated_candidates)) {
-      add_lt(algo);
+      (void)add_lt(algo);
     }
   }
   if (detail::gemv_applicable(key)) {
