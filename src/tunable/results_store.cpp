@@ -456,7 +456,9 @@ int mgpu_tune_gemm_in_file(const std::string& untuned_filename, int devices, con
     for (int i = 0; i < devices; ++i) {
       DeviceState& d = device_state(s, first_device + i);
       for (const auto& [key, r] : all) d.results.emplace(key, r);
-      write_locked(d, device_filename(s.options.filename, first_device + i), "tunable::tune_gemm_in_file");
+      if (!s.options.filename.empty()) {
+        write_locked(d, device_filename(s.options.filename, first_device + i), "tunable::tune_gemm_in_file");
+      }
     }
   }
   bump();

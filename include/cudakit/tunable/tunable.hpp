@@ -54,7 +54,8 @@ void write_file(const std::string& filename = "", int device = -1);
 // Writes every device's results to their files at process exit (on by default, as torch).
 void write_file_on_exit(bool on);
 // Tunes every GEMM of an untuned file on the current device, writing results to
-// `results_filename` (the per-device pattern when empty). Returns how many keys were tuned.
+// `results_filename` (a per-device pattern; empty: the FILENAME option's, and none when that is
+// empty too). Returns how many keys were tuned.
 // `progress(done, total)` is called after each key. Malformed lines are reported and skipped.
 int tune_gemm_in_file(const std::string& untuned_filename, const std::string& results_filename = "",
                       const std::function<void(int, int)>& progress = {});
