@@ -283,6 +283,7 @@ TuningReport tune(const GemmKey& key, OptionalStream stream_arg) {
   report.chosen = timed[report.decision.chosen];
   report.chosen_ms = report.decision.candidates[report.decision.chosen].median_ms;
   report.default_ms = report.decision.candidates[0].median_ms;
+  if (first_heuristic != 0) report.first_heuristic = solutions[first_heuristic];
   if (timed_first_heuristic != 0) {
     report.first_heuristic_ms = report.decision.candidates[timed_first_heuristic].median_ms;
   } else if (detail::default_is_lt(key)) {

@@ -56,7 +56,8 @@ struct TuningReport {
   Solution chosen;
   double chosen_ms = 0;
   double default_ms = 0;
-  double first_heuristic_ms = 0;  // cuBLASLt's first heuristic choice (0: none timed)
+  Solution first_heuristic;       // cuBLASLt's first heuristic choice (Default where Default is it)
+  double first_heuristic_ms = 0;  // its median (0: none timed)
   double tuning_ms = 0;           // wall time of the whole tuning
   std::vector<Solution> candidates;  // same order as decision.candidates
   std::vector<std::string> dropped;  // "Lt_...: differs from Default (ratio 3.2)", ...
