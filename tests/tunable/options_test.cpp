@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <thread>
+#include <vector>
 #include <string>
 
 #include "cudakit/core/error.hpp"
@@ -103,6 +105,28 @@ TEST(TunableApi, SettersChangeOptionsAndEnableRoutesMatmul) {
   set_options(saved);
   EXPECT_EQ(options().filename, saved.filename);
   EXPECT_EQ(is_enabled(), saved.enabled);
+}
+
+// Options are changed and read from several threads at once; each reader sees one whole set.
+TEST(TunableApiConcurrency, OptionsChangeWhileOtherThreadsReadThem) {
+  const TuningOptions saved = options();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t] {
+      for (int i = 0; i < 200; ++i) {
+        if (t % 2 == 0) {
+          set_max_tuning_iterations(1 + (i % 2) * 99);
+        } else {
+          const int iterations = get_max_tuning_iterations();
+          EXPECT_TRUE(iterations == 1 || iterations == 100 || iterations == options().max_tuning_iterations);
+          (void)is_enabled();
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  set_options(saved);
+  EXPECT_EQ(get_max_tuning_iterations(), saved.max_tuning_iterations);
 }
 
 }  // namespace
