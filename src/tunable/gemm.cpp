@@ -14,6 +14,7 @@
 #include "cudakit/tensor/cublas_workspace.hpp"
 #include "cudakit/tensor/detail/cublas_context.hpp"
 #include "cudakit/tensor/matmul_hook.hpp"
+#include "tunable/detail/device_buffer.hpp"
 #include "tunable/detail/gemm_runner.hpp"
 #include "tunable/detail/gemv.hpp"
 #include "tunable/detail/lt_types.hpp"
@@ -96,25 +97,6 @@ void check_pointers(const GemmArgs& args, const char* api) {
     fail("ScaledGemm needs scale_a and scale_b (device pointers to one float each)");
   }
 }
-
-// A workspace for one call, from the caching allocator (stream-ordered: freed as soon as queued).
-class CallWorkspace {
- public:
-  CallWorkspace(std::size_t bytes, StreamRef stream) : ptr_(bytes ? memory::allocate(bytes, stream) : nullptr) {}
-  ~CallWorkspace() {
-    try {
-      memory::deallocate(ptr_);
-    } catch (const std::exception&) {
-      // Only at exit, with the allocator gone.
-    }
-  }
-  CallWorkspace(const CallWorkspace&) = delete;
-  CallWorkspace& operator=(const CallWorkspace&) = delete;
-  [[nodiscard]] void* get() const noexcept { return ptr_; }
-
- private:
-  void* ptr_;
-};
 
 void run_cublas_default(const GemmArgs& args, StreamRef stream) {
   const GemmKey& key = args.key;
@@ -269,14 +251,14 @@ void run_plan(Plan& plan, const GemmArgs& args, StreamRef stream) {
       [[fallthrough]];
     case Solution::Kind::lt: {
       plan.lt->set_pointers(args.bias, args.scale_a, args.scale_b);
-      CallWorkspace workspace(plan.algo->workspace_bytes, stream);
+      DeviceBuffer workspace(plan.algo->workspace_bytes, stream);
       lt_matmul(*plan.lt, &*plan.algo, args.a, args.b, args.c, args.alpha, args.beta, workspace.get(),
                 plan.algo->workspace_bytes, stream);
       return;
     }
     case Solution::Kind::gemv: {
       const GemvProblem p = gemv_problem(key, args.a, args.b, args.c, args.bias, args.alpha, args.beta);
-      CallWorkspace workspace(gemv_workspace_bytes(p, plan.solution.gemv_splits), stream);
+      DeviceBuffer workspace(gemv_workspace_bytes(p, plan.solution.gemv_splits), stream);
       launch_gemv(p, plan.solution.gemv_splits, workspace.get(), stream);
       return;
     }

@@ -196,29 +196,23 @@ GemmKey GemmKey::parse(std::string_view op_name, std::string_view signature) {
   if (key.transa != name_transa || key.transb != name_transb) {
     sig.fail("its transposes differ from the OpName's");
   }
-  sig.expect("_");
-  key.m = sig.integer("m", 0);
-  sig.expect("_");
-  key.n = sig.integer("n", 0);
-  sig.expect("_");
-  key.k = sig.integer("k", 0);
+  // "{prefix}{a}_{b}_{c}": three integers after a prefix.
+  const auto three = [&](std::string_view prefix, std::array<std::pair<std::int64_t*, const char*>, 3> fields,
+                         std::int64_t min_value) {
+    sig.expect(prefix);
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (i > 0) sig.expect("_");
+      *fields[i].first = sig.integer(fields[i].second, min_value);
+    }
+  };
+  three("_", {{{&key.m, "m"}, {&key.n, "n"}, {&key.k, "k"}}}, 0);
   if (key.op == GemmOp::gemm_strided_batched) {
     sig.expect("_B_");
     key.batch = sig.integer("batch", 1);
   }
-  sig.expect("_ld_");
-  key.lda = sig.integer("lda", 1);
-  sig.expect("_");
-  key.ldb = sig.integer("ldb", 1);
-  sig.expect("_");
-  key.ldc = sig.integer("ldc", 1);
+  three("_ld_", {{{&key.lda, "lda"}, {&key.ldb, "ldb"}, {&key.ldc, "ldc"}}}, 1);
   if (key.op == GemmOp::gemm_strided_batched) {
-    sig.expect("_st_");
-    key.stride_a = sig.integer("stride_a", 0);
-    sig.expect("_");
-    key.stride_b = sig.integer("stride_b", 0);
-    sig.expect("_");
-    key.stride_c = sig.integer("stride_c", 1);
+    three("_st_", {{{&key.stride_a, "stride_a"}, {&key.stride_b, "stride_b"}, {&key.stride_c, "stride_c"}}}, 0);
   }
   if (sig.take("_ep_")) key.epilogue = sig.name(kEpilogueNames, "epilogue");
   if (sig.take("_tf32")) key.tf32 = true;

@@ -16,6 +16,7 @@
 #include "cudakit/tunable/gemm.hpp"
 #include "cudakit/tunable/tolerance.hpp"
 #include "tunable/detail/check_kernels.hpp"
+#include "tunable/detail/device_buffer.hpp"
 #include "tunable/detail/gemv.hpp"
 #include "tunable/detail/plan.hpp"
 #include "tunable/detail/results_store.hpp"
@@ -50,22 +51,7 @@ std::size_t span_elements(std::int64_t rows, std::int64_t cols, std::int64_t ld,
   return static_cast<std::size_t>(ld * (cols - 1) + rows + (batch - 1) * stride);
 }
 
-class DeviceBuffer {
- public:
-  DeviceBuffer(std::size_t bytes, StreamRef stream) : ptr_(bytes ? memory::allocate(bytes, stream) : nullptr) {}
-  ~DeviceBuffer() {
-    try {
-      memory::deallocate(ptr_);
-    } catch (const std::exception&) {
-    }
-  }
-  DeviceBuffer(DeviceBuffer&& other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)) {}
-  DeviceBuffer& operator=(DeviceBuffer&&) = delete;
-  [[nodiscard]] void* get() const noexcept { return ptr_; }
-
- private:
-  void* ptr_;
-};
+using detail::DeviceBuffer;
 
 struct Operands {
   std::vector<DeviceBuffer> a, b, c;  // rotating copies

@@ -110,6 +110,7 @@ TEST(TunableApi, SettersChangeOptionsAndEnableRoutesMatmul) {
 // Options are changed and read from several threads at once; each reader sees one whole set.
 TEST(TunableApiConcurrency, OptionsChangeWhileOtherThreadsReadThem) {
   const TuningOptions saved = options();
+  set_max_tuning_iterations(100);
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([t] {
@@ -118,7 +119,7 @@ TEST(TunableApiConcurrency, OptionsChangeWhileOtherThreadsReadThem) {
           set_max_tuning_iterations(1 + (i % 2) * 99);
         } else {
           const int iterations = get_max_tuning_iterations();
-          EXPECT_TRUE(iterations == 1 || iterations == 100 || iterations == options().max_tuning_iterations);
+          EXPECT_TRUE(iterations == 1 || iterations == 100) << iterations;
           (void)is_enabled();
         }
       }
