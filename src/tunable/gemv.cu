@@ -222,6 +222,7 @@ bool gemv_applicable(const GemmKey& key) {
     return false;
   }
   if (key.m == 0 || key.n == 0 || key.k == 0 || key.alignment < 16) return false;
+  if (key.batch > 65535) return false;  // the batch is the grid's z dimension
   const std::int64_t per_16_bytes = 16 / static_cast<std::int64_t>(element_size(key.a_type));
   if (key.k % per_16_bytes != 0) return false;
   const bool a_big = key.n <= 16 && key.transa == 't' && key.lda % per_16_bytes == 0 &&
