@@ -47,3 +47,11 @@ fi
 echo "== pinned host memory (cudakit, then torch)"
 "$B/bin/pinned_bench" 2>&1 | tee "$out/pinned.txt"
 python3 bench/torch_pinned_bench.py 2>&1 | grep -v -i warn | tee -a "$out/pinned.txt"
+if [ -x "$B/bin/tunable_bench" ]; then
+  echo "== TunableOp GEMMs (cudakit: cuBLAS default, cuBLASLt's first heuristic, tuned; then torch.matmul without and with its TunableOp)"
+  {
+    "$B/bin/tunable_bench" bench/tunable_shapes.json
+    PYTHONUNBUFFERED=1 python3 bench/torch_tunable_bench.py bench/tunable_shapes.json 2>/dev/null
+  } > "$out/tunable.jsonl" 2> "$out/tunable.err"
+  python3 bench/tunable_table.py "$out/tunable.jsonl" | tee "$out/tunable.txt"
+fi

@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
+
 #include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
@@ -13,6 +15,16 @@ namespace {
 
 [[noreturn]] void fail(const char* api, const char* what, const std::string& path, int error) {
   throw InvalidArgumentError(api, concat("cannot ", what, " ", path, ": ", std::strerror(error)));
+}
+
+// fopen's "wb" (replace) or "ab" (append).
+void write_with_mode(const std::string& path, const std::string& text, const char* api, const char* mode) {
+  std::FILE* file = std::fopen(path.c_str(), mode);
+  if (file == nullptr) fail(api, "write", path, errno);
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  const int error = errno;
+  if (std::fclose(file) != 0 && written) fail(api, "write", path, errno);
+  if (!written) fail(api, "write", path, error);
 }
 
 }  // namespace
@@ -45,12 +57,21 @@ std::string read_text_file(const std::string& path, const char* api) {
 }
 
 void write_text_file(const std::string& path, const std::string& text, const char* api) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) fail(api, "write", path, errno);
-  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  const int error = errno;
-  if (std::fclose(file) != 0 && written) fail(api, "write", path, errno);
-  if (!written) fail(api, "write", path, error);
+  write_with_mode(path, text, api, "wb");
+}
+
+void write_text_file_atomically(const std::string& path, const std::string& text, const char* api) {
+  const std::string temporary = concat(path, ".tmp.", ::getpid());
+  write_text_file(temporary, text, api);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temporary.c_str());
+    fail(api, "write", path, error);
+  }
+}
+
+void append_text_file(const std::string& path, const std::string& text, const char* api) {
+  write_with_mode(path, text, api, "ab");
 }
 
 }  // namespace cudakit::detail

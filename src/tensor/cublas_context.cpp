@@ -1,4 +1,4 @@
-#include "tensor/detail/cublas_context.hpp"
+#include "cudakit/tensor/detail/cublas_context.hpp"
 
 #include <charconv>
 #include <cstdlib>

@@ -2,16 +2,30 @@
 
 #include <cublas_v2.h>
 
+#include <atomic>
 #include <string>
 
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/tensor/factories.hpp"
+#include "cudakit/tensor/matmul_hook.hpp"
 #include "cudakit/tensor/detail/convert.hpp"
-#include "tensor/detail/cublas_context.hpp"
+#include "cudakit/tensor/detail/cublas_context.hpp"
 
 namespace cudakit::tensor {
+
+// Note [Routing matmul through a hook]
+// TunableOp (the tunable layer) picks, per shape, the fastest of cuBLAS, cuBLASLt's algorithms
+// and cudakit's own kernels, and matmul is to use that choice. The tunable layer sits above this
+// one (it is built on tensor's cuBLAS handles and the caching allocator), so matmul cannot call
+// it: that include would point up the layer diagram. Instead tunable installs a function pointer
+// here when tuning is enabled; matmul hands it the cuBLAS call it would make, and makes the call
+// itself when no hook is installed or the hook declines. Uninstalled, it costs one relaxed atomic
+// load per matmul (the pointer is written rarely, by enable/disable, and needs no ordering with
+// anything else: the hook reaches only state it publishes itself).
 namespace {
+
+std::atomic<MatmulHook> installed_matmul_hook{nullptr};
 
 // A row-major matrix operand seen by column-major cuBLAS: its transpose, read with `op`.
 struct Operand {
@@ -59,7 +73,6 @@ void cuda_matmul(const Tensor& a, const Tensor& b, Tensor& out, std::int64_t bat
                  std::int64_t m, std::int64_t k, std::int64_t n, StreamRef stream) {
   DeviceGuard guard(stream.device());
   const Operand A = as_operand(a, stream), B = as_operand(b, stream);
-  cublasHandle_t h = detail::cublas_handle(stream);
   const cudaDataType_t type = cuda_type(a.dtype());
   const bool is_double = a.dtype() == DType::float64;
   const float alpha_f = 1.0f, beta_f = 0.0f;
@@ -69,6 +82,28 @@ void cuda_matmul(const Tensor& a, const Tensor& b, Tensor& out, std::int64_t bat
   // float32 stays float32 (no TF32), as torch's default.
   const cublasComputeType_t compute = is_double ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
   // C^T (n x m) = B^T (n x k) * A^T (k x m), all column-major.
+  if (const MatmulHook hook = installed_matmul_hook.load(std::memory_order_relaxed)) {
+    MatmulCall call;
+    call.transa = B.op == CUBLAS_OP_T ? 't' : 'n';
+    call.transb = A.op == CUBLAS_OP_T ? 't' : 'n';
+    call.m = n;
+    call.n = m;
+    call.k = k;
+    call.batch = batch;
+    call.a = B.t.data_ptr();
+    call.lda = B.ld;
+    call.stride_a = B.batch_stride;
+    call.b = A.t.data_ptr();
+    call.ldb = A.ld;
+    call.stride_b = A.batch_stride;
+    call.c = out.data_ptr();
+    call.ldc = n;
+    call.stride_c = batch > 1 ? m * n : 0;
+    call.dtype = a.dtype();
+    call.stream = stream;
+    if (hook(call)) return;
+  }
+  cublasHandle_t h = detail::cublas_handle(stream);
   detail::check_cublas(cublasGemmStridedBatchedEx(
                    h, B.op, A.op, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
                    alpha, B.t.data_ptr(), type, static_cast<int>(B.ld), B.batch_stride,
@@ -103,6 +138,9 @@ void cpu_matmul(const Tensor& a, const Tensor& b, Tensor& out, std::int64_t batc
 }
 
 }  // namespace
+
+void set_matmul_hook(MatmulHook hook) noexcept { installed_matmul_hook.store(hook, std::memory_order_relaxed); }
+MatmulHook matmul_hook() noexcept { return installed_matmul_hook.load(std::memory_order_relaxed); }
 
 Tensor matmul(const Tensor& a, const Tensor& b, OptionalStream stream) {
   a.check_defined("matmul");

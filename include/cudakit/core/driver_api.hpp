@@ -48,7 +48,9 @@ using PFN_GraphNodeGetToolsId = CUresult (*)(CUgraphNode, unsigned long long*);
   X(cuGreenCtxCreate, 12040)                      \
   X(cuGreenCtxDestroy, 12040)                     \
   X(cuGreenCtxStreamCreate, 12050)                \
-  X(cuCtxFromGreenCtx, 12040)
+  X(cuCtxFromGreenCtx, 12040)                     \
+  X(cuStreamGetCtx, 12000)                        \
+  X(cuCtxGetDevResource, 12040)
 
 struct DriverApi {
 #define CUDAKIT_DECLARE_DRIVER_POINTER(name, version) decltype(&::name) name = nullptr;

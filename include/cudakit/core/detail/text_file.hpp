@@ -16,3 +16,12 @@ namespace cudakit::detail {
 void write_text_file(const std::string& path, const std::string& text, const char* api);
 
 }  // namespace cudakit::detail
+
+namespace cudakit::detail {
+// Writes `text` to a temporary file beside `path` and renames it over `path`, so that a reader
+// sees the old file or the new one, never a part.
+// @throws InvalidArgumentError "cannot write PATH: reason" (api = `api`).
+void write_text_file_atomically(const std::string& path, const std::string& text, const char* api);
+// Appends `text` to `path` (created when missing). @throws as write_text_file.
+void append_text_file(const std::string& path, const std::string& text, const char* api);
+}  // namespace cudakit::detail

@@ -1,6 +1,7 @@
 #pragma once
 // The calling thread's cuBLAS handle for a stream, bound to a workspace from the caching
-// allocator. See Note [cuBLAS workspaces] in cublas_context.cpp.
+// allocator. See Note [cuBLAS workspaces] in src/tensor/cublas_context.cpp. Public (in detail/)
+// for the tunable layer, whose Default candidate is this cuBLAS call.
 
 #include <cublas_v2.h>
 

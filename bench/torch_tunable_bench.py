@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""torch.matmul (torch._scaled_mm for float8) beside bench/tunable_bench.cpp, on the same shapes
+(bench/tunable_shapes.json): without TunableOp, then with torch.cuda.tunable enabled (tuning on,
+results in a temporary file). Timed as the C++ side times: CUDA events, inputs cycled through more
+than twice the L2 cache, 7 rounds, the median. One JSON line per shape.
+
+    python3 bench/torch_tunable_bench.py [SHAPES.json] [--only NAME_SUBSTRING]
+"""
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+
+import torch
+
+DTYPES = {'bfloat16': torch.bfloat16, 'float16': torch.float16, 'float32': torch.float32,
+          'float8_e4m3': torch.float8_e4m3fn}
+
+
+def operands(shape, copies):
+    """out[M, N] = A[M, K] @ B[K, N] with the shape file's layouts (see tunable_bench.cpp)."""
+    M, N, K, batch = shape['M'], shape['N'], shape['K'], shape['batch']
+    dtype = DTYPES[shape['dtype']]
+    make = torch.float32 if dtype == torch.float8_e4m3fn else dtype
+    pairs = []
+    for _ in range(copies):
+        lead = (batch,) if batch > 1 else ()
+        if shape['layout'] == 'tn':
+            a = (torch.rand(*lead, K, M, device='cuda', dtype=make) * 2 - 1).transpose(-1, -2)
+        else:
+            a = torch.rand(*lead, M, K, device='cuda', dtype=make) * 2 - 1
+        if shape['layout'] == 'linear':
+            b = (torch.rand(*lead, N, K, device='cuda', dtype=make) * 2 - 1).transpose(-1, -2)
+        else:
+            b = torch.rand(*lead, K, N, device='cuda', dtype=make) * 2 - 1
+        if dtype == torch.float8_e4m3fn:
+            a, b = a.to(dtype), b.to(dtype)
+        pairs.append((a, b))
+    return pairs
+
+
+def runner(shape):
+    if shape['dtype'] == 'float8_e4m3':
+        one = torch.ones((), device='cuda', dtype=torch.float32)
+        return lambda a, b: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    return torch.matmul
+
+
+def time_ms(fn, pairs):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    i = 0
+
+    def sample(n):
+        nonlocal i
+        start.record()
+        for _ in range(n):
+            a, b = pairs[i % len(pairs)]
+            i += 1
+            fn(a, b)
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop) / n
+
+    sample(2)
+    reps = min(max(int(1.0 / max(sample(3), 1e-4)), 3), 2000)
+    samples = sorted(sample(reps) for _ in range(7))
+    return samples[len(samples) // 2]
+
+
+def main():
+    args = sys.argv[1:]
+    only = ''
+    if '--only' in args:
+        at = args.index('--only')
+        only = args[at + 1]
+        del args[at:at + 2]
+    shapes = json.load(open(args[0] if args else 'bench/tunable_shapes.json'))
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    results = os.path.join(tempfile.mkdtemp(), 'torch_tunableop_results%d.csv')
+    for shape in shapes:
+        if only and only not in shape['name']:
+            continue
+        size = torch.empty((), dtype=DTYPES[shape['dtype']]).element_size()
+        per = size * shape['batch'] * (shape['M'] * shape['K'] + shape['K'] * shape['N'] + shape['M'] * shape['N'])
+        pairs = operands(shape, min(max(math.ceil(2 * l2 / per), 1), 32))
+        fn = runner(shape)
+        try:
+            torch.cuda.tunable.enable(False)
+            default_ms = time_ms(fn, pairs)
+            torch.cuda.tunable.enable(True)
+            torch.cuda.tunable.tuning_enable(True)
+            torch.cuda.tunable.set_filename(results)
+            tuning_start = time.perf_counter()
+            fn(*pairs[0])
+            torch.cuda.synchronize()
+            tuning_ms = (time.perf_counter() - tuning_start) * 1e3
+            tunable_ms = time_ms(fn, pairs)
+            torch.cuda.tunable.enable(False)
+        except RuntimeError as e:  # a shape torch refuses (e.g. a float8 layout)
+            print(json.dumps({'bench': 'tunable', 'impl': 'torch', 'shape': shape['name'], 'error': str(e)[:200]}),
+                  flush=True)
+            torch.cuda.tunable.enable(False)
+            continue
+        flops = 2.0 * shape['M'] * shape['N'] * shape['K'] * shape['batch']
+        print(json.dumps({'bench': 'tunable', 'impl': 'torch', 'shape': shape['name'], 'dtype': shape['dtype'],
+                          'default_ms': default_ms, 'tunableop_ms': tunable_ms,
+                          'default_tflops': flops / default_ms * 1e-9, 'tunableop_tflops': flops / tunable_ms * 1e-9,
+                          'tunableop_first_call_ms': tuning_ms}), flush=True)
+        del pairs
+        torch.cuda.empty_cache()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,297 @@
+// TunableOp on the shapes of bench/tunable_shapes.json: cuBLAS's default, cuBLASLt's first
+// heuristic choice and the tuned solution, each timed in the same run with CUDA events over
+// inputs cycled through more than twice the L2 cache, in interleaved rounds; TFLOP/s, the
+// decode-style shapes as a fraction of their memory-bandwidth bound, the tuning time per shape,
+// and the host time a tuned call adds over a plain cuBLAS call. One JSON line per shape, then
+// one summary line; bench/tunable_table.py prints the table beside torch's
+// (bench/torch_tunable_bench.py).
+//
+//   tunable_bench [SHAPES.json] [--only NAME_SUBSTRING]
+
+#include <cublas_v2.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cudakit/core/device.hpp"
+#include "cudakit/core/error.hpp"
+#include "cudakit/core/event.hpp"
+#include "cudakit/core/stream.hpp"
+#include "cudakit/memory/device_allocator.hpp"
+#include "cudakit/tensor/detail/cublas_context.hpp"
+#include "cudakit/tunable/gemm.hpp"
+#include "cudakit/tunable/tunable.hpp"
+#include "support/timing.hpp"
+#include "tunable/detail/check_kernels.hpp"
+
+namespace {
+
+using namespace cudakit;
+using namespace cudakit::tunable;
+
+GemmDType parse_type(const std::string& name) {
+  if (name == "bfloat16") return GemmDType::bfloat16;
+  if (name == "float16") return GemmDType::float16;
+  if (name == "float64") return GemmDType::float64;
+  if (name == "float8_e4m3") return GemmDType::float8_e4m3;
+  return GemmDType::float32;
+}
+
+// torch's out[M, N] = A[M, K] @ B[K, N] (layouts of bench/tunable_shapes.json) as cuBLAS's
+// column-major C^T = B^T A^T: m = N, n = M.
+GemmKey key_of(const nlohmann::json& shape) {
+  GemmKey key;
+  const std::int64_t M = shape["M"], N = shape["N"], K = shape["K"], batch = shape["batch"];
+  const std::string layout = shape["layout"];
+  key.m = N;
+  key.n = M;
+  key.k = K;
+  key.a_type = key.b_type = key.c_type = parse_type(shape["dtype"]);
+  if (is_float8(key.a_type)) {
+    key.op = GemmOp::scaled_gemm;
+    key.c_type = GemmDType::bfloat16;
+  }
+  key.transa = layout == "linear" ? 't' : 'n';  // B = W.t(): W row-major [N, K]
+  key.lda = key.transa == 't' ? K : N;
+  key.transb = layout == "tn" ? 't' : 'n';      // A = X.t(): X row-major [K, M]
+  key.ldb = key.transb == 't' ? M : K;
+  key.ldc = N;
+  if (batch > 1) {
+    key.op = GemmOp::gemm_strided_batched;
+    key.batch = batch;
+    key.stride_a = K * N;
+    key.stride_b = M * K;
+    key.stride_c = M * N;
+  }
+  return key;
+}
+
+std::size_t span(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch, std::int64_t stride) {
+  return static_cast<std::size_t>(ld * (cols - 1) + rows + (batch - 1) * stride);
+}
+
+struct Buffers {
+  std::vector<void*> a, b, c;
+  float* scales = nullptr;
+  std::size_t bytes_per_call = 0;  // A + B + C once: the memory-bound traffic
+  ~Buffers() {
+    for (auto* list : {&a, &b, &c})
+      for (void* p : *list) memory::deallocate(p);
+    memory::deallocate(scales);
+  }
+};
+
+void make_buffers(Buffers& buf, const GemmKey& key, StreamRef stream) {
+  const std::size_t a_n = span(key.transa == 'n' ? key.m : key.k, key.transa == 'n' ? key.k : key.m, key.lda, key.batch, key.stride_a);
+  const std::size_t b_n = span(key.transb == 'n' ? key.k : key.n, key.transb == 'n' ? key.n : key.k, key.ldb, key.batch, key.stride_b);
+  const std::size_t c_n = span(key.m, key.n, key.ldc, key.batch, key.stride_c);
+  const std::size_t per = a_n * element_size(key.a_type) + b_n * element_size(key.b_type) + c_n * element_size(key.c_type);
+  buf.bytes_per_call = per;
+  const std::size_t l2 = static_cast<std::size_t>(get_device_properties().l2_cache_size);
+  const std::size_t copies = std::clamp<std::size_t>((2 * l2 + per - 1) / per, 1, 32);
+  for (std::size_t i = 0; i < copies; ++i) {
+    buf.a.push_back(memory::allocate(a_n * element_size(key.a_type), stream));
+    buf.b.push_back(memory::allocate(b_n * element_size(key.b_type), stream));
+    buf.c.push_back(memory::allocate(c_n * element_size(key.c_type), stream));
+    tunable::detail::fill_random(buf.a.back(), key.a_type, a_n, 11 + 2 * i, stream);
+    tunable::detail::fill_random(buf.b.back(), key.b_type, b_n, 12 + 2 * i, stream);
+  }
+  buf.scales = static_cast<float*>(memory::allocate(2 * sizeof(float), stream));
+  tunable::detail::fill_value(buf.scales, GemmDType::float32, 2, 1.0f, stream);
+  stream.synchronize();
+}
+
+GemmArgs args_of(const GemmKey& key, const Buffers& buf, std::size_t i) {
+  GemmArgs g;
+  g.key = key;
+  const std::size_t copy = i % buf.a.size();
+  g.a = buf.a[copy];
+  g.b = buf.b[copy];
+  g.c = buf.c[copy];
+  g.scale_a = buf.scales;
+  g.scale_b = buf.scales + 1;
+  return g;
+}
+
+// Median ms per call of each solution: 7 rounds, the solutions in rotating order, each sample
+// enough calls to last ~1 ms.
+std::vector<double> time_solutions(const GemmKey& key, const Buffers& buf, const std::vector<Solution>& solutions,
+                                   StreamRef stream) {
+  Event start(EventFlags{.enable_timing = true}), stop(EventFlags{.enable_timing = true});
+  std::vector<int> reps(solutions.size(), 1);
+  std::vector<std::vector<double>> samples(solutions.size());
+  std::size_t call = 0;
+  const auto sample = [&](std::size_t s, int n) {
+    start.record(stream);
+    for (int i = 0; i < n; ++i) gemm_with_solution(args_of(key, buf, call++), solutions[s], stream);
+    stop.record(stream);
+    stop.synchronize();
+    return static_cast<double>(start.elapsed_time(stop)) / n;
+  };
+  for (std::size_t s = 0; s < solutions.size(); ++s) {
+    (void)sample(s, 2);  // warm-up
+    reps[s] = std::clamp(static_cast<int>(1.0 / std::max(sample(s, 3), 1e-4)), 3, 2000);
+  }
+  for (int round = 0; round < 7; ++round) {
+    for (std::size_t i = 0; i < solutions.size(); ++i) {
+      const std::size_t s = (i + static_cast<std::size_t>(round)) % solutions.size();
+      samples[s].push_back(sample(s, reps[s]));
+    }
+  }
+  std::vector<double> medians;
+  for (auto& v : samples) medians.push_back(bench::median(v));
+  return medians;
+}
+
+// Copy bandwidth (read + write) of 1 GiB device to device, bytes per second.
+double measured_copy_bandwidth(StreamRef stream) {
+  const std::size_t bytes = std::size_t{1} << 30;
+  void* src = memory::allocate(bytes, stream);
+  void* dst = memory::allocate(bytes, stream);
+  Event start(EventFlags{.enable_timing = true}), stop(EventFlags{.enable_timing = true});
+  std::vector<double> rates;
+  for (int i = 0; i < 6; ++i) {
+    start.record(stream);
+    CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream.handle()));
+    stop.record(stream);
+    stop.synchronize();
+    if (i > 0) rates.push_back(2.0 * bytes / (start.elapsed_time(stop) * 1e-3));
+  }
+  memory::deallocate(src);
+  memory::deallocate(dst);
+  return bench::median(rates);
+}
+
+// Host time of one call: tunable::gemm on a tuned key against cublasGemmEx, 2000 calls each of a
+// 64 x 64 x 64 float16 GEMM (their kernels are shorter than the host's work, so the queue never
+// fills), microseconds per call.
+std::pair<double, double> host_cost_us(StreamRef stream) {
+  GemmKey key;
+  key.m = key.n = key.k = key.lda = key.ldb = key.ldc = 64;
+  key.a_type = key.b_type = key.c_type = GemmDType::float16;
+  Buffers buf;
+  make_buffers(buf, key, stream);
+  GemmArgs g = args_of(key, buf, 0);
+  gemm(g, stream);  // tuned here
+  stream.synchronize();
+  const float one = 1, zero = 0;
+  const auto plain = [&] {
+    cublasHandle_t h = tensor::detail::cublas_handle(stream);
+    tensor::detail::check_cublas(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, g.a, CUDA_R_16F, 64, g.b,
+                                              CUDA_R_16F, 64, &zero, g.c, CUDA_R_16F, 64, CUBLAS_COMPUTE_32F,
+                                              CUBLAS_GEMM_DEFAULT),
+                                 "cublasGemmEx");
+  };
+  std::vector<double> tuned_us, plain_us;
+  for (int round = 0; round < 5; ++round) {
+    tuned_us.push_back(bench::elapsed_us([&] {
+                         for (int i = 0; i < 2000; ++i) gemm(g, stream);
+                       }) / 2000);
+    stream.synchronize();
+    plain_us.push_back(bench::elapsed_us([&] {
+                         for (int i = 0; i < 2000; ++i) plain();
+                       }) / 2000);
+    stream.synchronize();
+  }
+  return {bench::median(tuned_us), bench::median(plain_us)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string shapes_path = "bench/tunable_shapes.json", only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--only" && i + 1 < argc) only = argv[++i];
+    else shapes_path = arg;
+  }
+  if (!is_available()) {
+    std::cerr << "tunable_bench: no CUDA device\n";
+    return 1;
+  }
+  std::ifstream in(shapes_path);
+  if (!in) {
+    std::cerr << "tunable_bench: cannot read " << shapes_path << "\n";
+    return 1;
+  }
+  const nlohmann::json shapes = nlohmann::json::parse(in);
+  TuningOptions o = options();
+  o.enabled = true;
+  o.tuning = true;
+  o.filename = "";
+  set_options(o);
+  Stream stream;
+  const DeviceProperties props = get_device_properties();
+  const double peak_bandwidth = 2.0 * props.memory_clock_rate_khz * 1e3 * props.memory_bus_width / 8;
+  const double copy_bandwidth = measured_copy_bandwidth(stream.ref());
+  double log_vs_default = 0, log_vs_heuristic = 0, worst_vs_default = 1e9, max_tuning_ms = 0;
+  int count = 0;
+  for (const nlohmann::json& shape : shapes) {
+    const std::string name = shape["name"];
+    if (!only.empty() && name.find(only) == std::string::npos) continue;
+    GemmArgs probe;
+    probe.key = key_of(shape);
+    const GemmKey key = complete_key(probe, stream.ref());
+    Buffers buf;
+    make_buffers(buf, key, stream.ref());
+    const TuningReport report = tune(key, stream.ref());
+    std::vector<Solution> solutions{Solution::default_solution(), report.first_heuristic, report.chosen};
+    const std::vector<double> ms = time_solutions(key, buf, solutions, stream.ref());
+    const double flops = 2.0 * key.m * key.n * key.k * key.batch;
+    const bool decode = std::min(key.m, key.n) <= 16;
+    nlohmann::json line{{"bench", "tunable"},
+                        {"impl", "cudakit"},
+                        {"shape", name},
+                        {"dtype", shape["dtype"]},
+                        {"M", shape["M"]},
+                        {"N", shape["N"]},
+                        {"K", shape["K"]},
+                        {"batch", shape["batch"]},
+                        {"default_ms", ms[0]},
+                        {"heuristic_ms", ms[1]},
+                        {"tuned_ms", ms[2]},
+                        {"default_tflops", flops / ms[0] * 1e-9},
+                        {"heuristic_tflops", flops / ms[1] * 1e-9},
+                        {"tuned_tflops", flops / ms[2] * 1e-9},
+                        {"tuned_solution", report.chosen.name()},
+                        {"heuristic_solution", report.first_heuristic.name()},
+                        {"candidates", report.candidates.size()},
+                        {"dropped", report.dropped.size()},
+                        {"rounds", report.decision.rounds},
+                        {"tuning_ms", report.tuning_ms}};
+    if (decode) {
+      const double bound_ms = buf.bytes_per_call / peak_bandwidth * 1e3;
+      line["bound_tflops"] = flops / bound_ms * 1e-9;
+      line["tuned_fraction_of_peak_bandwidth"] = bound_ms / ms[2];
+      line["tuned_fraction_of_copy_bandwidth"] = buf.bytes_per_call / copy_bandwidth * 1e3 / ms[2];
+      line["default_fraction_of_peak_bandwidth"] = bound_ms / ms[0];
+    }
+    std::cout << line.dump() << std::endl;
+    log_vs_default += std::log(ms[0] / ms[2]);
+    log_vs_heuristic += std::log(ms[1] / ms[2]);
+    worst_vs_default = std::min(worst_vs_default, ms[0] / ms[2]);
+    max_tuning_ms = std::max(max_tuning_ms, report.tuning_ms);
+    ++count;
+  }
+  const auto [tuned_us, plain_us] = host_cost_us(stream.ref());
+  nlohmann::json summary{{"bench", "tunable_summary"},
+                         {"impl", "cudakit"},
+                         {"shapes", count},
+                         {"geomean_vs_default", count ? std::exp(log_vs_default / count) : 0},
+                         {"geomean_vs_heuristic", count ? std::exp(log_vs_heuristic / count) : 0},
+                         {"worst_vs_default", worst_vs_default},
+                         {"max_tuning_ms", max_tuning_ms},
+                         {"peak_bandwidth_tb_s", peak_bandwidth * 1e-12},
+                         {"copy_bandwidth_tb_s", copy_bandwidth * 1e-12},
+                         {"tuned_call_host_us", tuned_us},
+                         {"cublas_call_host_us", plain_us}};
+  std::cout << summary.dump() << std::endl;
+  return 0;
+}

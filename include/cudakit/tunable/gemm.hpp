@@ -1,0 +1,72 @@
+#pragma once
+// GEMMs through TunableOp: each distinct GemmKey is tuned once (when tuning is on) and runs its
+// fastest implementation from then on. See Note [TunableOp's hot path] in src/tunable/gemm.cpp.
+//
+//   cudakit::tunable::GemmArgs g;
+//   g.key.op = GemmOp::gemm; g.key.transa = 't'; g.key.m = 4096; g.key.n = 16; g.key.k = 4096;
+//   g.key.lda = 4096; g.key.ldb = 4096; g.key.ldc = 4096;
+//   g.key.a_type = g.key.b_type = g.key.c_type = GemmDType::bfloat16;
+//   g.a = w; g.b = x; g.c = y;
+//   cudakit::tunable::gemm(g, stream);
+//
+// Streams: the GEMM is queued on `stream` (default: the current stream of the current device).
+// Tuning, when it happens, runs on that stream too and synchronizes it.
+
+#include <string>
+#include <vector>
+
+#include "cudakit/core/optional_stream.hpp"
+#include "cudakit/tunable/gemm_key.hpp"
+#include "cudakit/tunable/solution.hpp"
+#include "cudakit/tunable/tuning_loop.hpp"
+
+namespace cudakit::tunable {
+
+struct GemmArgs {
+  // The problem. workspace_bytes, alignment and sm_count are filled in by the calls below (from
+  // the device, the pointers and the stream's context): leave them.
+  GemmKey key;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;                // C input (when beta != 0) and D output, ldc apart
+  const void* bias = nullptr;       // m elements of c_type, for epilogues with a bias
+  const float* scale_a = nullptr;   // ScaledGemm: device pointers to one float each
+  const float* scale_b = nullptr;
+  double alpha = 1;
+  double beta = 0;
+};
+
+// Runs the GEMM: its tuned solution when one is known, else (tuning on) tunes it first, else
+// (or while the stream is capturing a graph) Default, recording the key as untuned when
+// record_untuned is on.
+// @throws InvalidArgumentError for an invalid key (naming the field) or missing pointers;
+// CudaError when cuBLAS fails.
+void gemm(const GemmArgs& args, OptionalStream stream = {});
+
+// Runs one named solution, without tuning or looking anything up (tests, benchmarks).
+// @throws InvalidArgumentError when the solution does not apply to the key here (a cuBLASLt
+// configuration cublasLtMatmulAlgoCheck rejects, a GEMV for a shape it does not handle).
+void gemm_with_solution(const GemmArgs& args, const Solution& solution, OptionalStream stream = {});
+
+// The key gemm() would use for `args` on `stream` (workspace, alignment and SM count filled in).
+[[nodiscard]] GemmKey complete_key(const GemmArgs& args, OptionalStream stream = {});
+
+struct TuningReport {
+  GemmKey key;
+  Solution chosen;
+  double chosen_ms = 0;
+  double default_ms = 0;
+  Solution first_heuristic;       // cuBLASLt's first heuristic choice (Default where Default is it)
+  double first_heuristic_ms = 0;  // its median (0: none timed)
+  double tuning_ms = 0;           // wall time of the whole tuning
+  std::vector<Solution> candidates;  // same order as decision.candidates
+  std::vector<std::string> dropped;  // "Lt_...: differs from Default (ratio 3.2)", ...
+  TuningDecision decision;
+};
+
+// Tunes `key` on the current device with operands of its own (random values in [-1, 1]), records
+// the result (and appends it to the results file when one is set), and reports what it timed.
+// Used by gemm() on a new key, by offline tuning, and by benchmarks.
+[[nodiscard]] TuningReport tune(const GemmKey& key, OptionalStream stream = {});
+
+}  // namespace cudakit::tunable

@@ -1,0 +1,70 @@
+#pragma once
+// The results file, in PyTorch TunableOp's CSV grammar:
+//   Validator,CUDAKIT_VERSION,0.1.0          (one line per validator: what the results depend on)
+//   ...
+//   GemmTunableOp_BFloat16_TN,tn_4096_16_4096_ld_...,Lt_a66_t..._g0,0.0123   (OpName,ParamsSignature,Solution,Time in ms)
+// and the untuned file that record_untuned writes: OpName,ParamsSignature lines.
+// Parsing never throws for a bad line: it is reported ("line 7: ...") and skipped, so a file
+// damaged in one place keeps its other results.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cudakit/tunable/gemm_key.hpp"
+#include "cudakit/tunable/solution.hpp"
+
+namespace cudakit::tunable {
+
+struct Validator {
+  std::string name;
+  std::string value;
+  bool operator==(const Validator&) const = default;
+};
+
+struct TuningResult {
+  GemmKey key;
+  Solution solution;
+  double time_ms = 0;
+};
+
+struct ResultsFileContents {
+  std::vector<Validator> validators;
+  std::vector<TuningResult> results;  // in file order; a later line for the same key wins
+  std::vector<std::string> problems;  // "line 7: ..." for each line that was skipped
+};
+
+// Parses a results file's text. Lines may end in \r\n; empty lines are ignored. A field past the
+// fourth (newer torch versions add one) is ignored.
+[[nodiscard]] ResultsFileContents parse_results_file(std::string_view text);
+// The text of a results file: validators, then one line per result.
+[[nodiscard]] std::string format_results_file(const std::vector<Validator>& validators,
+                                              const std::vector<TuningResult>& results);
+// One result line, without the newline.
+[[nodiscard]] std::string format_result_line(const TuningResult& result);
+
+struct ValidatorMismatch {
+  std::string name;
+  std::string in_file;  // empty: the file lacks it
+  std::string current;  // empty: this process does not have it
+};
+// The validators of `file` that differ from `current` (or that either side lacks).
+[[nodiscard]] std::vector<ValidatorMismatch> compare_validators(const std::vector<Validator>& file,
+                                                                const std::vector<Validator>& current);
+// "CUBLASLT_VERSION: file 130000, here 130100; GPU_NAME: ..." for one warning.
+[[nodiscard]] std::string describe_mismatches(const std::vector<ValidatorMismatch>& mismatches);
+
+struct UntunedFileContents {
+  std::vector<GemmKey> keys;  // each key once, in first-seen order
+  std::vector<std::string> problems;
+};
+// Parses an untuned file: OpName,ParamsSignature lines (further fields ignored).
+[[nodiscard]] UntunedFileContents parse_untuned_file(std::string_view text);
+// "OpName,ParamsSignature" for an untuned file, without the newline.
+[[nodiscard]] std::string format_untuned_line(const GemmKey& key);
+
+// The per-device file name: "%d" replaced by the ordinal, or, without "%d", the ordinal put before
+// the extension ("results.csv" -> "results0.csv"), as torch does.
+[[nodiscard]] std::string device_filename(std::string_view pattern, int device);
+
+}  // namespace cudakit::tunable

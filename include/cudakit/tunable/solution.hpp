@@ -1,0 +1,44 @@
+#pragma once
+// Solution: which implementation of a GEMM a result names, as the Solution field of a results
+// file writes it:
+//   Default                                   cuBLAS's own choice (see gemm.hpp)
+//   Lt_a{algo}_t{tile}_s{stages}_k{splitk}_r{reduction}_w{swizzle}_c{custom}_i{inner}_g{cluster}
+//                                             one cuBLASLt algorithm, by its configuration
+//   Gemv_k{splits}                            cudakit's memory-bound kernel for m or n <= 16
+// A cuBLASLt algorithm is written by its configuration attributes (CUBLASLT_ALGO_CONFIG_*), not by
+// its opaque bytes: cublasLtMatmulAlgoInit plus these attributes rebuild it in another process,
+// and cublasLtMatmulAlgoCheck says whether it still runs there.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace cudakit::tunable {
+
+struct LtAlgoConfig {
+  int algo_id = 0;
+  int tile = 0;
+  int stages = 0;
+  int splitk = 1;
+  int reduction = 0;
+  int swizzle = 0;
+  int custom = 0;
+  int inner_shape = 0;
+  int cluster_shape = 0;
+  bool operator==(const LtAlgoConfig&) const = default;
+};
+
+struct Solution {
+  enum class Kind : std::uint8_t { default_, lt, gemv };
+  Kind kind = Kind::default_;
+  LtAlgoConfig lt;      // Kind::lt
+  int gemv_splits = 1;  // Kind::gemv: how many parts k is split into (1, 2, 4, ...)
+
+  bool operator==(const Solution&) const = default;
+  [[nodiscard]] static Solution default_solution() { return {}; }
+  [[nodiscard]] std::string name() const;
+  // @throws InvalidArgumentError naming the text and what is wrong with it.
+  [[nodiscard]] static Solution parse(std::string_view text);
+};
+
+}  // namespace cudakit::tunable

@@ -1,0 +1,54 @@
+#pragma once
+// The tuning loop's decisions: how candidates are timed (warm-up, rounds, budgets), which are
+// rejected early, and when the fastest replaces Default. See Note [Tuning rounds] in
+// src/tunable/tuning_loop.cpp. The times come from a CandidateTimer: CUDA events around the
+// candidate's launches on a GPU (src/tunable/event_timer), any deterministic source elsewhere.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace cudakit::tunable {
+
+class CandidateTimer {
+ public:
+  virtual ~CandidateTimer() = default;
+  // Runs `candidate` `repetitions` times and returns the mean time of one run in ms; a negative
+  // value or NaN when the candidate failed (it is dropped).
+  virtual double time_ms(std::size_t candidate, int repetitions) = 0;
+};
+
+struct TuningBudget {
+  double max_duration_ms = 30;     // timed per candidate, at most
+  int max_iterations = 100;        // rounds, at most
+  double max_warmup_duration_ms = 0;  // per candidate; 0: iterations only
+  int max_warmup_iterations = 1;
+  double max_total_ms = 2000;      // all candidates together, warm-up included
+  double sample_target_ms = 0.1;   // one sample times enough repetitions to last about this long
+  int min_rounds = 5;              // before a decision is allowed to stop early
+};
+
+struct CandidateOutcome {
+  std::vector<double> samples;  // mean ms per run, one per round it was timed in
+  double median_ms = 0;         // of samples (0 when rejected before timing)
+  bool rejected = false;
+  std::string why;              // when rejected: "failed", "slower than ...", ...
+};
+
+struct TuningDecision {
+  std::size_t chosen = 0;  // 0: Default
+  std::vector<CandidateOutcome> candidates;
+  double noise = 0;        // relative spread of Default's and the best's samples
+  double threshold = 0;    // the gain the best needed over Default to be chosen
+  int rounds = 0;
+  double spent_ms = 0;     // timed work, warm-up included
+};
+
+// Times candidates 0..count-1 (0 is Default, never rejected) and picks one.
+[[nodiscard]] TuningDecision choose_fastest(std::size_t count, CandidateTimer& timer,
+                                            const TuningBudget& budget);
+
+// The median of `values` (0 for none).
+[[nodiscard]] double median(std::vector<double> values);
+
+}  // namespace cudakit::tunable

@@ -1,0 +1,32 @@
+#pragma once
+// A solution made ready to run for one key on the calling thread: the cuBLASLt descriptors and
+// algorithm it needs, built once and reused by every later call. See Note [TunableOp's hot path].
+
+#include <memory>
+#include <optional>
+
+#include "cudakit/core/stream_ref.hpp"
+#include "cudakit/tunable/gemm.hpp"
+#include "tunable/detail/lt_gemm.hpp"
+
+namespace cudakit::tunable::detail {
+
+struct Plan {
+  Solution solution;
+  std::unique_ptr<LtDescriptors> lt;  // cuBLASLt solutions, and Default of epilogue/FP8 keys
+  std::optional<LtAlgo> algo;         // the cuBLASLt algorithm (Default of those keys: heuristic's first)
+  std::uint64_t generation = 0;
+  bool provisional = false;           // Default chosen while capturing: looked up again after
+};
+
+// Whether Default is a cuBLASLt call (epilogue and FP8 keys) rather than cublasGemmStridedBatchedEx.
+[[nodiscard]] bool default_is_lt(const GemmKey& key);
+
+// The plan of `solution` for `key` (on the current device).
+// @throws InvalidArgumentError when the solution does not run for the key here.
+[[nodiscard]] Plan make_plan(const GemmKey& key, const Solution& solution);
+
+// Queues the plan's GEMM on `stream` with the operands of `args` (whose key is the plan's).
+void run_plan(Plan& plan, const GemmArgs& args, StreamRef stream);
+
+}  // namespace cudakit::tunable::detail

@@ -1,0 +1,68 @@
+#include "cudakit/tunable/solution.hpp"
+
+#include <charconv>
+
+#include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/error.hpp"
+
+namespace cudakit::tunable {
+
+std::string Solution::name() const {
+  switch (kind) {
+    case Kind::default_: return "Default";
+    case Kind::gemv: return cudakit::detail::concat("Gemv_k", gemv_splits);
+    case Kind::lt: break;
+  }
+  return cudakit::detail::concat("Lt_a", lt.algo_id, "_t", lt.tile, "_s", lt.stages, "_k", lt.splitk, "_r",
+                        lt.reduction, "_w", lt.swizzle, "_c", lt.custom, "_i", lt.inner_shape,
+                        "_g", lt.cluster_shape);
+}
+
+Solution Solution::parse(std::string_view text) {
+  const auto fail = [&](std::string_view why) -> Solution {
+    throw InvalidArgumentError("Solution::parse",
+                               cudakit::detail::concat("solution \"", text, "\": ", why,
+                                              " (expected Default, Gemv_kN or Lt_a..._t..._s..._k..."
+                                              "_r..._w..._c..._i..._g...)"));
+  };
+  std::string_view rest = text;
+  // "_<letter><non-negative integer>" (the first field without '_').
+  const auto field = [&](char letter, bool first, int min_value, int& out) {
+    if (!first) {
+      if (rest.empty() || rest[0] != '_') return false;
+      rest.remove_prefix(1);
+    }
+    if (rest.empty() || rest[0] != letter) return false;
+    rest.remove_prefix(1);
+    int value = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
+    if (ec != std::errc() || end == rest.data() || value < min_value) return false;
+    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+    out = value;
+    return true;
+  };
+  Solution s;
+  if (text == "Default") return s;
+  if (text.substr(0, 5) == "Gemv_") {
+    rest.remove_prefix(5);
+    s.kind = Kind::gemv;
+    if (!field('k', true, 1, s.gemv_splits) || !rest.empty()) return fail("a malformed Gemv solution");
+    return s;
+  }
+  if (text.substr(0, 3) == "Lt_") {
+    rest.remove_prefix(3);
+    s.kind = Kind::lt;
+    LtAlgoConfig& c = s.lt;
+    if (!field('a', true, 0, c.algo_id) || !field('t', false, 0, c.tile) ||
+        !field('s', false, 0, c.stages) || !field('k', false, 1, c.splitk) ||
+        !field('r', false, 0, c.reduction) || !field('w', false, 0, c.swizzle) ||
+        !field('c', false, 0, c.custom) || !field('i', false, 0, c.inner_shape) ||
+        !field('g', false, 0, c.cluster_shape) || !rest.empty()) {
+      return fail("a malformed cuBLASLt solution");
+    }
+    return s;
+  }
+  return fail("an unknown kind of solution");
+}
+
+}  // namespace cudakit::tunable

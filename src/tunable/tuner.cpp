@@ -1,0 +1,296 @@
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/device.hpp"
+#include "cudakit/core/device_guard.hpp"
+#include "cudakit/core/error.hpp"
+#include "cudakit/core/event.hpp"
+#include "cudakit/core/log.hpp"
+#include "cudakit/memory/device_allocator.hpp"
+#include "cudakit/tunable/gemm.hpp"
+#include "cudakit/tunable/tolerance.hpp"
+#include "tunable/detail/check_kernels.hpp"
+#include "tunable/detail/device_buffer.hpp"
+#include "tunable/detail/gemv.hpp"
+#include "tunable/detail/plan.hpp"
+#include "tunable/detail/results_store.hpp"
+
+namespace cudakit::tunable {
+
+// Note [Tuning one key]
+// 1. Operands of the tuner's own, random in [-1, 1] (the caller's may be all zeros, which every
+//    candidate gets right), several copies of A, B and C cycled through so that together they
+//    exceed the L2 cache twice (ROTATING_BUFFER_SIZE to choose another size): each run reads its
+//    inputs from HBM, as in a model where other layers' data has evicted them.
+// 2. Candidates: Default; every algorithm cuBLASLt's heuristic returns when asked for 128;
+//    enumerated ones beyond (Note [Enumerating algorithms]); cudakit's GEMV at 1, 2, 4 and 8
+//    splits where it applies.
+// 3. Each runs once on the first copy; one that throws, or whose output is outside the
+//    tolerance of Default's (Note [GEMM tolerance]; NUMERICAL_CHECK=0 skips the comparison), is
+//    dropped.
+// 4. The rest are timed (Note [Tuning rounds]) with CUDA events around each sample, within what
+//    is left of max_shape_tuning_ms.
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Elements a column-major matrix of `rows` x `cols` with leading dimension `ld` spans, over
+// `batch` matrices `stride` apart.
+std::size_t span_elements(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch, std::int64_t stride) {
+  if (rows == 0 || cols == 0) return 0;
+  return static_cast<std::size_t>(ld * (cols - 1) + rows + (batch - 1) * stride);
+}
+
+using detail::DeviceBuffer;
+
+struct Operands {
+  std::vector<DeviceBuffer> a, b, c;  // rotating copies
+  DeviceBuffer reference;             // Default's output
+  DeviceBuffer bias;
+  DeviceBuffer scales;                // two floats: scale_a, scale_b
+  DeviceBuffer flush;                 // written before each sample to evict L2 (ICACHE_FLUSH)
+  std::size_t flush_bytes = 0;
+  std::size_t c_bytes = 0;
+};
+
+Operands make_operands(const GemmKey& key, const TuningOptions& options, StreamRef stream) {
+  const std::size_t a_elements = span_elements(key.transa == 'n' ? key.m : key.k, key.transa == 'n' ? key.k : key.m,
+                                               key.lda, key.batch, key.stride_a);
+  const std::size_t b_elements = span_elements(key.transb == 'n' ? key.k : key.n, key.transb == 'n' ? key.n : key.k,
+                                               key.ldb, key.batch, key.stride_b);
+  const std::size_t c_elements = span_elements(key.m, key.n, key.ldc, key.batch, key.stride_c);
+  const std::size_t a_bytes = a_elements * element_size(key.a_type), b_bytes = b_elements * element_size(key.b_type);
+  const std::size_t c_bytes = c_elements * element_size(key.c_type);
+  const std::size_t per_copy = std::max<std::size_t>(a_bytes + b_bytes + c_bytes, 1);
+  const DeviceProperties props = get_device_properties(stream.device());
+  const std::size_t target = options.rotating_buffer_size_mb < 0
+                                 ? 2 * static_cast<std::size_t>(props.l2_cache_size)
+                                 : static_cast<std::size_t>(options.rotating_buffer_size_mb) << 20;
+  // At most a quarter of the free memory, at most 64 copies.
+  const std::size_t free_bytes = mem_get_info(stream.device()).first;
+  std::size_t copies = std::clamp<std::size_t>((target + per_copy - 1) / per_copy, 1, 64);
+  copies = std::max<std::size_t>(1, std::min(copies, free_bytes / 4 / per_copy));
+  Operands o{.reference = DeviceBuffer(c_bytes, stream),
+             .bias = DeviceBuffer(has_bias(key.epilogue) ? static_cast<std::size_t>(key.m) * element_size(key.c_type) : 0, stream),
+             .scales = DeviceBuffer(key.op == GemmOp::scaled_gemm ? 2 * sizeof(float) : 0, stream),
+             .flush = DeviceBuffer(options.icache_flush ? static_cast<std::size_t>(props.l2_cache_size) : 0, stream)};
+  o.flush_bytes = options.icache_flush ? static_cast<std::size_t>(props.l2_cache_size) : 0;
+  o.c_bytes = c_bytes;
+  for (std::size_t i = 0; i < copies; ++i) {
+    o.a.emplace_back(a_bytes, stream);
+    o.b.emplace_back(b_bytes, stream);
+    o.c.emplace_back(c_bytes, stream);
+    detail::fill_random(o.a.back().get(), key.a_type, a_elements, 2 * i + 1, stream);
+    detail::fill_random(o.b.back().get(), key.b_type, b_elements, 2 * i + 2, stream);
+    detail::fill_value(o.c.back().get(), key.c_type, c_elements, 0.0f, stream);
+  }
+  if (o.bias.get()) detail::fill_random(o.bias.get(), key.c_type, static_cast<std::size_t>(key.m), 99, stream);
+  if (o.scales.get()) {
+    const float scales[2] = {0.5f, 2.0f};
+    CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(o.scales.get(), scales, sizeof scales, cudaMemcpyHostToDevice, stream.handle()));
+    CUDAKIT_CHECK_CUDA(cudaStreamSynchronize(stream.handle()));  // `scales` is on this stack
+  }
+  return o;
+}
+
+GemmArgs args_for(const GemmKey& key, const Operands& o, std::size_t copy, void* c) {
+  GemmArgs args;
+  args.key = key;
+  args.a = o.a[copy].get();
+  args.b = o.b[copy].get();
+  args.c = c ? c : o.c[copy].get();
+  args.bias = o.bias.get();
+  if (o.scales.get()) {
+    args.scale_a = static_cast<const float*>(o.scales.get());
+    args.scale_b = args.scale_a + 1;
+  }
+  return args;
+}
+
+// Times the plans with CUDA events; a sample runs `repetitions` times, each on the next copy.
+class EventTimer final : public CandidateTimer {
+ public:
+  EventTimer(std::vector<detail::Plan>& plans, const GemmKey& key, const Operands& operands, StreamRef stream)
+      : plans_(plans), key_(key), operands_(operands), stream_(stream) {}
+
+  double time_ms(std::size_t candidate, int repetitions) override {
+    try {
+      if (operands_.flush_bytes) {
+        CUDAKIT_CHECK_CUDA(cudaMemsetAsync(operands_.flush.get(), flushes_++ & 0xff, operands_.flush_bytes,
+                                           stream_.handle()));
+      }
+      start_.record(stream_);
+      for (int i = 0; i < repetitions; ++i) {
+        const std::size_t copy = next_++ % operands_.a.size();
+        detail::run_plan(plans_[candidate], args_for(key_, operands_, copy, nullptr), stream_);
+      }
+      stop_.record(stream_);
+      stop_.synchronize();
+      return static_cast<double>(start_.elapsed_time(stop_)) / repetitions;
+    } catch (const Error& e) {
+      CUDAKIT_LOG(debug, "TunableOp: ", plans_[candidate].solution.name(), " failed: ", e.what());
+      return std::nan("");
+    }
+  }
+
+ private:
+  std::vector<detail::Plan>& plans_;
+  const GemmKey& key_;
+  const Operands& operands_;
+  StreamRef stream_;
+  Event start_{EventFlags{.enable_timing = true}};
+  Event stop_{EventFlags{.enable_timing = true}};
+  std::size_t next_ = 0;
+  int flushes_ = 0;
+};
+
+}  // namespace
+
+TuningReport tune(const GemmKey& key, OptionalStream stream_arg) {
+  const Clock::time_point start = Clock::now();
+  const StreamRef stream = stream_or_current(stream_arg);
+  DeviceGuard guard(stream.device());
+  key.validate("tunable::tune");
+  std::lock_guard tuning(detail::tuning_mutex(stream.device()));
+  const TuningOptions options = detail::current_options();
+  TuningReport report;
+  report.key = key;
+  if (key.m == 0 || key.n == 0 || key.k == 0) {
+    detail::store_result(stream.device(), key, {Solution::default_solution(), 0});
+    return report;
+  }
+  const Operands operands = make_operands(key, options, stream);
+
+  // Candidates.
+  std::vector<Solution> solutions{Solution::default_solution()};
+  std::vector<detail::Plan> plans;
+  plans.push_back(detail::make_plan(key, Solution::default_solution()));
+  std::size_t first_heuristic = 0;
+  {
+    detail::LtDescriptors descriptors(key);
+    std::vector<LtAlgoConfig> known;
+    if (plans[0].algo) known.push_back(plans[0].algo->config);  // Default is the heuristic's first
+    // Each cuBLASLt candidate is timed as rebuilt from its configuration, the form a results
+    // file keeps: what is timed is what later runs, here and in other processes.
+    const auto add_lt = [&](const detail::LtAlgo& found) {
+      std::optional<detail::LtAlgo> algo = detail::algo_from_config(descriptors, found.config);
+      if (!algo) {
+        report.dropped.push_back(cudakit::detail::concat("Lt ", Solution{Solution::Kind::lt, found.config, 1}.name(),
+                                                         ": not rebuilt from its configuration"));
+        return false;
+      }
+      Solution s;
+      s.kind = Solution::Kind::lt;
+      s.lt = algo->config;
+      detail::Plan plan;
+      plan.solution = s;
+      plan.lt = std::make_unique<detail::LtDescriptors>(key);
+      plan.algo = *algo;
+      solutions.push_back(s);
+      plans.push_back(std::move(plan));
+      return true;
+    };
+    // first_heuristic: the heuristic's first choice among the candidates (0: Default is it).
+    for (const detail::LtAlgo& algo : detail::heuristic_algos(descriptors, 128)) {
+      if (std::find(known.begin(), known.end(), algo.config) != known.end()) continue;
+      const bool first = known.empty() && !plans[0].algo;
+      known.push_back(algo.config);
+      if (add_lt(algo) && first) first_heuristic = solutions.size() - 1;
+    }
+    for (const detail::LtAlgo& algo : detail::enumerated_algos(descriptors, known, options.max_enumerated_candidates)) {
+      (void)add_lt(algo);
+    }
+  }
+  if (detail::gemv_applicable(key)) {
+    for (const int splits : {1, 2, 4, 8}) {
+      Solution s;
+      s.kind = Solution::Kind::gemv;
+      s.gemv_splits = splits;
+      solutions.push_back(s);
+      plans.push_back(detail::make_plan(key, s));
+    }
+  }
+
+  // The numerical check (and a first run of each).
+  std::vector<bool> keep(plans.size(), true);
+  detail::run_plan(plans[0], args_for(key, operands, 0, operands.reference.get()), stream);
+  const Tolerance tolerance = gemm_tolerance(key);
+  for (std::size_t i = 1; i < plans.size(); ++i) {
+    try {
+      detail::run_plan(plans[i], args_for(key, operands, 0, nullptr), stream);
+      if (options.numerical_check) {
+        const double ratio = detail::max_tolerance_ratio(operands.c[0].get(), operands.reference.get(), key.c_type,
+                                                         key.m, key.n, key.ldc, key.batch, key.stride_c, tolerance,
+                                                         stream);
+        if (!(ratio <= 1)) {
+          keep[i] = false;
+          report.dropped.push_back(cudakit::detail::concat(solutions[i].name(), ": differs from Default (",
+                                                           ratio, "x the tolerance)"));
+        }
+      }
+    } catch (const Error& e) {
+      keep[i] = false;
+      report.dropped.push_back(cudakit::detail::concat(solutions[i].name(), ": ", e.what()));
+    }
+  }
+  CUDAKIT_CHECK_CUDA(cudaStreamSynchronize(stream.handle()));
+  std::vector<detail::Plan> timed_plans;
+  std::vector<Solution> timed;
+  std::size_t timed_first_heuristic = 0;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (!keep[i]) continue;
+    if (i == first_heuristic && i != 0) timed_first_heuristic = timed.size();
+    timed.push_back(solutions[i]);
+    timed_plans.push_back(std::move(plans[i]));
+  }
+
+  // Timing.
+  TuningBudget budget;
+  budget.max_duration_ms = options.max_tuning_duration_ms;
+  budget.max_iterations = options.max_tuning_iterations;
+  budget.max_warmup_duration_ms = options.max_warmup_duration_ms;
+  budget.max_warmup_iterations = options.max_warmup_iterations;
+  // The events' time is below the wall time (launch and synchronization overheads): leave a
+  // third of what remains for them.
+  budget.max_total_ms = std::max(1.0, (options.max_shape_tuning_ms - ms_since(start)) * 2.0 / 3.0);
+  EventTimer timer(timed_plans, key, operands, stream);
+  report.decision = choose_fastest(timed_plans.size(), timer, budget);
+  report.candidates = timed;
+  report.chosen = timed[report.decision.chosen];
+  report.chosen_ms = report.decision.candidates[report.decision.chosen].median_ms;
+  report.default_ms = report.decision.candidates[0].median_ms;
+  if (first_heuristic != 0) report.first_heuristic = solutions[first_heuristic];
+  if (timed_first_heuristic != 0) {
+    report.first_heuristic_ms = report.decision.candidates[timed_first_heuristic].median_ms;
+  } else if (detail::default_is_lt(key)) {
+    report.first_heuristic_ms = report.default_ms;  // Default is the heuristic's first there
+  }
+  report.tuning_ms = ms_since(start);
+  detail::store_result(stream.device(), key, {report.chosen, report.chosen_ms});
+  if (options.verbose >= 1) {
+    CUDAKIT_LOG(info, "TunableOp: ", key.op_name(), ",", key.signature(), ": ", report.chosen.name(), " ",
+                report.chosen_ms, " ms (Default ", report.default_ms, " ms), ", timed.size(), " of ", solutions.size(),
+                " candidates timed in ", report.decision.rounds, " rounds, ", report.tuning_ms, " ms");
+  }
+  if (options.verbose >= 2) {
+    for (std::size_t i = 0; i < timed.size(); ++i) {
+      const CandidateOutcome& c = report.decision.candidates[i];
+      CUDAKIT_LOG(info, "TunableOp:   ", timed[i].name(), " ", c.median_ms, " ms", c.rejected ? " rejected: " : "",
+                  c.why);
+    }
+    for (const std::string& d : report.dropped) CUDAKIT_LOG(info, "TunableOp:   dropped ", d);
+  }
+  return report;
+}
+
+}  // namespace cudakit::tunable

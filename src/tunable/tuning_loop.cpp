@@ -1,0 +1,172 @@
+#include "cudakit/tunable/tuning_loop.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cudakit/core/detail/concat.hpp"
+
+namespace cudakit::tunable {
+
+// Note [Tuning rounds]
+// - Warm-up: each candidate runs max_warmup_iterations times (at least once) before anything is
+//   timed: the first launch of a kernel loads its module, and cuBLASLt builds state on first use.
+//   The warm-up's time also sizes the samples: a sample is `repetitions` back-to-back runs lasting
+//   about sample_target_ms (0.1 ms: 200x the ~0.5 us resolution of CUDA events, so a 5 us GEMV
+//   is timed 20 at a time).
+// - A candidate whose warm-up took over 3x the fastest warm-up is dropped at once: first runs
+//   carry one-time costs, so only a large gap says it is slower.
+// - Rounds: every live candidate gives one sample per round, in an order that rotates by one
+//   each round, so clock changes (boost, heat) over the tuning spread over all of them instead of
+//   favouring whoever ran while the clock was high.
+// - Early rejection, from the third round: a candidate whose best sample is more than 5% slower
+//   than the current leader's median cannot win by more than noise; it stops being timed.
+// - Stopping: at max_iterations rounds; when the candidates' time runs out (max_total_ms in all,
+//   max_duration_ms each); or after min_rounds when Default and at most one other remain.
+// - Choosing: the lowest median wins, but replaces Default only when it is faster by more than
+//   threshold = max(1%, 2 x noise), noise being the larger median absolute deviation / median of
+//   the two. A gain under 1% is within the run-to-run variation of one shape on an H200 (clocks
+//   and L2 state), and a switch costs a chance of being slower in production for no gain that a
+//   benchmark could show; 2 x the measured spread keeps a noisy measurement from switching.
+namespace {
+
+double relative_spread(const std::vector<double>& samples) {
+  const double m = median(samples);
+  if (samples.size() < 2 || m <= 0) return 0;
+  std::vector<double> deviations;
+  deviations.reserve(samples.size());
+  for (const double s : samples) deviations.push_back(std::fabs(s - m));
+  return median(std::move(deviations)) / m;
+}
+
+bool failed(double t) { return !(t >= 0) || !std::isfinite(t); }
+
+}  // namespace
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const std::size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) return upper;
+  const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  return (lower + upper) / 2;
+}
+
+TuningDecision choose_fastest(std::size_t count, CandidateTimer& timer, const TuningBudget& budget) {
+  TuningDecision d;
+  d.candidates.resize(count);
+  if (count == 0) return d;
+  std::vector<int> repetitions(count, 1);
+  std::vector<double> timed_ms(count, 0);  // per candidate, rounds only
+  const auto reject = [&](std::size_t c, std::string why) {
+    if (c == 0) return;  // Default is the baseline, always kept
+    d.candidates[c].rejected = true;
+    d.candidates[c].why = std::move(why);
+  };
+
+  // Warm-up.
+  std::vector<double> warmup(count, 0);
+  for (std::size_t c = 0; c < count; ++c) {
+    const int iterations = std::max(budget.max_warmup_iterations, 1);
+    double spent = 0, last = 0;
+    for (int i = 0; i < iterations; ++i) {
+      last = timer.time_ms(c, 1);
+      if (failed(last)) break;
+      spent += last;
+      if (budget.max_warmup_duration_ms > 0 && spent >= budget.max_warmup_duration_ms) break;
+    }
+    d.spent_ms += failed(last) ? 0 : spent;
+    if (failed(last)) {
+      if (c == 0) {
+        // Default failing is the caller's error to see, not the tuner's to hide: keep it chosen.
+        d.candidates[0].why = "failed";
+        return d;
+      }
+      reject(c, "failed");
+      continue;
+    }
+    warmup[c] = last;
+    repetitions[c] = std::clamp(static_cast<int>(std::ceil(budget.sample_target_ms / std::max(last, 1e-6))), 1, 1000);
+  }
+  double fastest_warmup = warmup[0];
+  for (std::size_t c = 1; c < count; ++c) {
+    if (!d.candidates[c].rejected) fastest_warmup = std::min(fastest_warmup, warmup[c]);
+  }
+  for (std::size_t c = 1; c < count; ++c) {
+    if (!d.candidates[c].rejected && warmup[c] > 3 * fastest_warmup) {
+      reject(c, cudakit::detail::concat("warm-up ", warmup[c], " ms, over 3x the fastest's ", fastest_warmup, " ms"));
+    }
+  }
+
+  // Rounds.
+  const auto live = [&] {
+    std::vector<std::size_t> ids;
+    for (std::size_t c = 0; c < count; ++c) {
+      if (!d.candidates[c].rejected) ids.push_back(c);
+    }
+    return ids;
+  };
+  for (int round = 0; round < std::max(budget.max_iterations, 1); ++round) {
+    const std::vector<std::size_t> ids = live();
+    bool timed_any = false;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const std::size_t c = ids[(i + static_cast<std::size_t>(round)) % ids.size()];
+      if (d.spent_ms >= budget.max_total_ms) break;
+      if (budget.max_duration_ms > 0 && timed_ms[c] >= budget.max_duration_ms && !d.candidates[c].samples.empty()) continue;
+      const double t = timer.time_ms(c, repetitions[c]);
+      if (failed(t)) {
+        if (c == 0) continue;  // see above: Default stays
+        reject(c, "failed");
+        continue;
+      }
+      timed_any = true;
+      d.candidates[c].samples.push_back(t);
+      timed_ms[c] += t * repetitions[c];
+      d.spent_ms += t * repetitions[c];
+    }
+    d.rounds = round + 1;
+    if (!timed_any) break;
+    // The leader by median, among candidates timed this far.
+    std::size_t leader = 0;
+    double leader_median = median(d.candidates[0].samples);
+    for (const std::size_t c : live()) {
+      const double m = median(d.candidates[c].samples);
+      if (!d.candidates[c].samples.empty() && (leader_median <= 0 || m < leader_median)) {
+        leader = c;
+        leader_median = m;
+      }
+    }
+    if (round >= 2 && leader_median > 0) {
+      for (const std::size_t c : live()) {
+        if (c == leader || d.candidates[c].samples.empty()) continue;
+        const double best_sample = *std::min_element(d.candidates[c].samples.begin(), d.candidates[c].samples.end());
+        if (best_sample > 1.05 * leader_median) {
+          reject(c, cudakit::detail::concat("best sample ", best_sample, " ms, over 5% slower than the leader's median ",
+                                   leader_median, " ms"));
+        }
+      }
+    }
+    if (d.spent_ms >= budget.max_total_ms) break;
+    if (round + 1 >= budget.min_rounds && live().size() <= 2) break;
+  }
+
+  // Choosing.
+  for (CandidateOutcome& c : d.candidates) c.median_ms = median(c.samples);
+  std::size_t best = 0;
+  for (const std::size_t c : live()) {
+    if (d.candidates[c].samples.empty()) continue;
+    if (d.candidates[best].samples.empty() || d.candidates[c].median_ms < d.candidates[best].median_ms) best = c;
+  }
+  d.noise = std::max(relative_spread(d.candidates[0].samples), relative_spread(d.candidates[best].samples));
+  d.threshold = std::max(0.01, 2 * d.noise);
+  const double default_ms = d.candidates[0].median_ms;
+  if (best != 0 && !d.candidates[0].samples.empty() &&
+      d.candidates[best].median_ms < default_ms * (1 - d.threshold)) {
+    d.chosen = best;
+  } else if (best != 0 && d.candidates[0].samples.empty()) {
+    d.chosen = best;  // Default could not be timed in the rounds (it failed there): the best runs
+  }
+  return d;
+}
+
+}  // namespace cudakit::tunable

@@ -1,0 +1,190 @@
+#include "cudakit/tunable/gemm_key.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unordered_set>
+
+#include "cudakit/core/error.hpp"
+
+namespace cudakit::tunable {
+namespace {
+
+GemmKey bf16_decode() {
+  GemmKey key;
+  key.transa = 't';
+  key.transb = 'n';
+  key.m = 4096;
+  key.n = 16;
+  key.k = 4096;
+  key.lda = 4096;
+  key.ldb = 4096;
+  key.ldc = 4096;
+  key.a_type = key.b_type = key.c_type = GemmDType::bfloat16;
+  key.workspace_bytes = 32 << 20;
+  key.alignment = 16;
+  key.sm_count = 132;
+  return key;
+}
+
+TEST(GemmKey, WritesTorchsOpNameAndSignatureWithCudakitsFields) {
+  const GemmKey key = bf16_decode();
+  EXPECT_EQ(key.op_name(), "GemmTunableOp_BFloat16_TN");
+  EXPECT_EQ(key.signature(), "tn_4096_16_4096_ld_4096_4096_4096_ws_33554432_al_16_sm_132");
+}
+
+TEST(GemmKey, NamesEachOperationAsTorchDoes) {
+  GemmKey batched = bf16_decode();
+  batched.op = GemmOp::gemm_strided_batched;
+  batched.a_type = batched.b_type = batched.c_type = GemmDType::float32;
+  batched.batch = 8;
+  batched.stride_a = 4096 * 4096;
+  batched.stride_b = 4096 * 16;
+  batched.stride_c = 4096 * 16;
+  EXPECT_EQ(batched.op_name(), "GemmStridedBatchedTunableOp_float_TN");
+  EXPECT_EQ(batched.signature(),
+            "tn_4096_16_4096_B_8_ld_4096_4096_4096_st_16777216_65536_65536_ws_33554432_al_16_sm_132");
+
+  GemmKey bias = bf16_decode();
+  bias.op = GemmOp::gemm_and_bias;
+  bias.epilogue = Epilogue::bias_gelu;
+  EXPECT_EQ(bias.op_name(), "GemmAndBiasTunableOp_BFloat16_TN");
+  EXPECT_NE(bias.signature().find("_ep_bias_gelu_"), std::string::npos);
+
+  GemmKey fp8 = bf16_decode();
+  fp8.op = GemmOp::scaled_gemm;
+  fp8.a_type = GemmDType::float8_e4m3;
+  fp8.b_type = GemmDType::float8_e5m2;
+  EXPECT_EQ(fp8.op_name(), "ScaledGemmTunableOp_Float8_e4m3fn_Float8_e5m2_BFloat16_TN");
+}
+
+TEST(GemmKey, ParsesWhatItWrites) {
+  std::vector<GemmKey> keys{bf16_decode()};
+  GemmKey batched = bf16_decode();
+  batched.op = GemmOp::gemm_strided_batched;
+  batched.batch = 3;
+  batched.stride_a = 0;  // a broadcast operand
+  batched.stride_b = 4096 * 16;
+  batched.stride_c = 4096 * 16;
+  keys.push_back(batched);
+  GemmKey relu = bf16_decode();
+  relu.op = GemmOp::gemm_and_bias;
+  relu.epilogue = Epilogue::bias_relu;
+  keys.push_back(relu);
+  GemmKey tf32 = bf16_decode();
+  tf32.a_type = tf32.b_type = tf32.c_type = GemmDType::float32;
+  tf32.tf32 = true;
+  tf32.alignment = 4;
+  tf32.sm_count = 66;
+  keys.push_back(tf32);
+  GemmKey fp8 = bf16_decode();
+  fp8.op = GemmOp::scaled_gemm;
+  fp8.a_type = GemmDType::float8_e4m3;
+  fp8.b_type = GemmDType::float8_e4m3;
+  fp8.c_type = GemmDType::float32;
+  keys.push_back(fp8);
+  for (const GemmKey& key : keys) {
+    SCOPED_TRACE(key.op_name() + "," + key.signature());
+    EXPECT_EQ(GemmKey::parse(key.op_name(), key.signature()), key);
+  }
+}
+
+TEST(GemmKey, RefusesMalformedFieldsNamingThem) {
+  const GemmKey key = bf16_decode();
+  const auto message = [](std::string_view op, std::string_view sig) {
+    try {
+      (void)GemmKey::parse(op, sig);
+    } catch (const InvalidArgumentError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("GemmTunableOp_Int8_TN", key.signature()).find("unknown element type"), std::string::npos);
+  EXPECT_NE(message("GemmTunableOp_BFloat16_NN", key.signature()).find("transposes differ"), std::string::npos);
+  EXPECT_NE(message(key.op_name(), "tn_4096_16_4096_ld_4096_4096_4096").find("_ws_"), std::string::npos);
+  EXPECT_NE(message(key.op_name(), "tn_-1_16_4096_ld_4096_4096_4096_ws_0_al_16_sm_132").find("m is -1"),
+            std::string::npos);
+  EXPECT_NE(message(key.op_name(), "tn_4096_16_4096_ld_100_4096_4096_ws_0_al_16_sm_132").find("lda 100"),
+            std::string::npos);
+  EXPECT_NE(message(key.op_name(), key.signature() + "x").find("unexpected \"x\""), std::string::npos);
+  EXPECT_NE(message(key.op_name(), "tn_4096_16_4096_ld_4096_4096_4096_ws_0_al_3_sm_132").find("alignment class 3"),
+            std::string::npos);
+}
+
+TEST(GemmKey, Fp8KeysMustBeTn) {
+  GemmKey fp8 = bf16_decode();
+  fp8.op = GemmOp::scaled_gemm;
+  fp8.a_type = fp8.b_type = GemmDType::float8_e4m3;
+  fp8.validate("test");
+  fp8.transa = 'n';
+  fp8.lda = 4096;
+  try {
+    fp8.validate("test");
+    FAIL() << "an NN FP8 key was accepted";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("TN layout"), std::string::npos) << e.what();
+  }
+  GemmKey both_e5m2 = bf16_decode();
+  both_e5m2.op = GemmOp::scaled_gemm;
+  both_e5m2.a_type = both_e5m2.b_type = GemmDType::float8_e5m2;
+  EXPECT_THROW(both_e5m2.validate("test"), InvalidArgumentError);
+}
+
+TEST(GemmKey, ValidateRefusesMixedRulesOfOperations) {
+  GemmKey epilogue_without_op = bf16_decode();
+  epilogue_without_op.epilogue = Epilogue::relu;
+  EXPECT_THROW(epilogue_without_op.validate("test"), InvalidArgumentError);
+  GemmKey fp8_in_gemm = bf16_decode();
+  fp8_in_gemm.a_type = GemmDType::float8_e4m3;
+  EXPECT_THROW(fp8_in_gemm.validate("test"), InvalidArgumentError);
+  GemmKey batch_in_gemm = bf16_decode();
+  batch_in_gemm.batch = 2;
+  EXPECT_THROW(batch_in_gemm.validate("test"), InvalidArgumentError);
+  GemmKey overlapping = bf16_decode();
+  overlapping.op = GemmOp::gemm_strided_batched;
+  overlapping.batch = 2;
+  overlapping.stride_c = 100;
+  EXPECT_THROW(overlapping.validate("test"), InvalidArgumentError);
+  GemmKey tf32_half = bf16_decode();
+  tf32_half.tf32 = true;
+  EXPECT_THROW(tf32_half.validate("test"), InvalidArgumentError);
+}
+
+TEST(GemmKey, AlignmentClassIsTheLargestCommonPowerOfTwo) {
+  alignas(16) static char buffer[64];
+  EXPECT_EQ(alignment_class({buffer, buffer + 32}), 16);
+  EXPECT_EQ(alignment_class({buffer, buffer + 8}), 8);
+  EXPECT_EQ(alignment_class({buffer + 2, buffer + 16}), 2);
+  EXPECT_EQ(alignment_class({buffer + 1}), 1);
+  EXPECT_EQ(alignment_class({buffer, nullptr}), 16);
+}
+
+TEST(GemmKey, EveryFieldChangesTheKeyAndItsHash) {
+  const GemmKey base = bf16_decode();
+  std::vector<GemmKey> variants;
+  const auto vary = [&](auto change) {
+    GemmKey k = base;
+    change(k);
+    variants.push_back(k);
+  };
+  vary([](GemmKey& k) { k.transb = 't'; });
+  vary([](GemmKey& k) { k.m = 4095; });
+  vary([](GemmKey& k) { k.n = 15; });
+  vary([](GemmKey& k) { k.k = 4095; });
+  vary([](GemmKey& k) { k.lda = 4097; });
+  vary([](GemmKey& k) { k.ldb = 4097; });
+  vary([](GemmKey& k) { k.ldc = 4097; });
+  vary([](GemmKey& k) { k.workspace_bytes = 0; });
+  vary([](GemmKey& k) { k.alignment = 8; });
+  vary([](GemmKey& k) { k.sm_count = 66; });
+  vary([](GemmKey& k) { k.a_type = k.b_type = k.c_type = GemmDType::float16; });
+  std::unordered_set<std::size_t> hashes{GemmKeyHash{}(base)};
+  for (const GemmKey& v : variants) {
+    EXPECT_FALSE(v == base) << v.signature();
+    EXPECT_NE(v.signature() + v.op_name(), base.signature() + base.op_name());
+    hashes.insert(GemmKeyHash{}(v));
+  }
+  EXPECT_EQ(hashes.size(), variants.size() + 1);
+}
+
+}  // namespace
+}  // namespace cudakit::tunable
