@@ -48,7 +48,13 @@ using PFN_GraphNodeGetToolsId = CUresult (*)(CUgraphNode, unsigned long long*);
   X(cuGreenCtxCreate, 12040)                      \
   X(cuGreenCtxDestroy, 12040)                     \
   X(cuGreenCtxStreamCreate, 12050)                \
-  X(cuCtxFromGreenCtx, 12040)
+  X(cuCtxFromGreenCtx, 12040)                     \
+  X(cuLibraryLoadData, 12000)                     \
+  X(cuLibraryUnload, 12000)                       \
+  X(cuLibraryGetKernel, 12000)                    \
+  X(cuKernelGetFunction, 12000)                   \
+  X(cuLaunchKernel, 12000)                        \
+  X(cuFuncLoad, 12040)
 
 struct DriverApi {
 #define CUDAKIT_DECLARE_DRIVER_POINTER(name, version) decltype(&::name) name = nullptr;
