@@ -129,25 +129,25 @@ bool needs_index64(std::int64_t numel, std::span<const tensor::detail::StridedIn
 
 void LaunchParameters::layout(std::span<const tensor::detail::StridedIndexer> indexers, bool index64) {
   // Fields in the order of ck_layout (code_generator.cpp): ndim, sizes, mul, shift, strides,
-  // innermost dimension first. Zero dimensions (every size 1) become one of size 1.
-  const int ndim = std::max(1, indexers.empty() ? 1 : indexers[0].ndim);
+  // innermost dimension first. Dimensions past the indexers' are of size 1 and stride 0, so a
+  // kernel generated for more dimensions reads the same offsets.
+  const int ndim = indexers.empty() ? 0 : indexers[0].ndim;
   std::array<std::uint64_t, kLayoutFields> fields{};
-  fields[0] = static_cast<std::uint64_t>(ndim);
-  for (int d = 0; d < ndim; ++d) {
-    const bool real = !indexers.empty() && indexers[0].ndim > 0;
-    const int source = real ? indexers[0].ndim - 1 - d : 0;
+  fields[0] = static_cast<std::uint64_t>(std::max(1, ndim));
+  for (int d = 0; d < kLayoutDims; ++d) {
+    const bool real = d < ndim;
+    const int source = ndim - 1 - d;
     const std::uint64_t size = real ? static_cast<std::uint64_t>(indexers[0].sizes[source]) : 1;
     fields[1 + d] = size;
     // Division by multiply-and-shift, valid for n < 2^31 (the 32-bit path): shift = ceil(log2
     // size), mul = 2^32 (2^shift - size) / size + 1, q = (umulhi(n, mul) + n) >> shift.
     unsigned shift = 0;
-    while ((std::uint64_t{1} << shift) < size) ++shift;
-    const std::uint64_t mul = ((std::uint64_t{1} << 32) * ((std::uint64_t{1} << shift) - size)) / size + 1;
+    while (shift < 63 && (std::uint64_t{1} << shift) < size) ++shift;
+    const std::uint64_t mul = size == 0 ? 0 : ((std::uint64_t{1} << 32) * ((std::uint64_t{1} << shift) - size)) / size + 1;
     fields[1 + kLayoutDims + d] = mul;
     fields[1 + 2 * kLayoutDims + d] = shift;
     for (std::size_t k = 0; k < indexers.size(); ++k) {
-      fields[1 + 3 * kLayoutDims + k * kLayoutDims + d] =
-          real ? static_cast<std::uint64_t>(indexers[k].strides[source]) : 0;
+      fields[1 + 3 * kLayoutDims + k * kLayoutDims + d] = real ? static_cast<std::uint64_t>(indexers[k].strides[source]) : 0;
     }
   }
   const std::size_t count = 1 + 3 * kLayoutDims + std::max<std::size_t>(1, indexers.size()) * kLayoutDims;

@@ -68,7 +68,9 @@ int tensor_operands(const KernelVariant& v) {
          static_cast<int>(std::count_if(v.inputs.begin(), v.inputs.end(), [](const InputType& t) { return !t.scalar; }));
 }
 
-void append_preamble(std::string& s, const KernelVariant& v, bool strided) {
+// `layout_operands`: the rows of strides the ck_layout parameter carries (0: no layout).
+void append_preamble(std::string& s, const KernelVariant& v, int layout_operands) {
+  const bool strided = layout_operands > 0;
   const bool half = uses(v, DType::float16), bf16 = uses(v, DType::bfloat16);
   if (half) s += kHalfPreamble;
   if (bf16) s += kBfloat16Preamble;
@@ -80,7 +82,7 @@ void append_preamble(std::string& s, const KernelVariant& v, bool strided) {
     // Operands' strides, innermost dimension first; mul/shift divide by sizes[d] in 32 bits.
     s += concat("struct ck_layout { ck_index ndim; ck_index sizes[", kLayoutDims, "]; ck_index mul[",
                 kLayoutDims, "]; ck_index shift[", kLayoutDims, "]; ck_index strides[",
-                std::max(1, tensor_operands(v)), "][", kLayoutDims, "]; };\n");
+                layout_operands, "][", kLayoutDims, "]; };\n");
     s += v.index64 ? "__device__ __forceinline__ ck_index ck_div(ck_index n, const ck_layout& L, int d) { return n / L.sizes[d]; }\n"
                    : "__device__ __forceinline__ ck_index ck_div(ck_index n, const ck_layout& L, int d) { return (__umulhi(n, L.mul[d]) + n) >> L.shift[d]; }\n";
   }
@@ -91,17 +93,15 @@ void append_user_code(std::string& s, const UserFunction& f, const char* file) {
 }
 
 // Offsets of the tensor operands (outputs first, then tensor inputs, as in the layout) for the
-// logical index `index`, into variables off0, off1, ...
-std::string offsets_code(int operands, const char* index, const char* indent) {
+// logical index `index`, into variables off0, off1, ...: `dims` divisions, unrolled.
+std::string offsets_code(int operands, int dims, const char* index, const char* indent) {
   std::string s = concat(indent, "ck_index rem = ", index, ";\n");
   for (int k = 0; k < operands; ++k) s += concat(indent, "ck_index off", k, " = 0;\n");
-  s += concat(indent, "#pragma unroll\n", indent, "for (int d = 0; d < ", kLayoutDims, "; ++d) {\n");
-  s += concat(indent, "  if (d == L.ndim - 1) {\n");
-  for (int k = 0; k < operands; ++k) s += concat(indent, "    off", k, " += rem * L.strides[", k, "][d];\n");
-  s += concat(indent, "    break;\n", indent, "  }\n");
+  s += concat(indent, "#pragma unroll\n", indent, "for (int d = 0; d < ", dims - 1, "; ++d) {\n");
   s += concat(indent, "  const ck_index q = ck_div(rem, L, d);\n", indent, "  const ck_index r = rem - q * L.sizes[d];\n");
   for (int k = 0; k < operands; ++k) s += concat(indent, "  off", k, " += r * L.strides[", k, "][d];\n");
   s += concat(indent, "  rem = q;\n", indent, "}\n");
+  for (int k = 0; k < operands; ++k) s += concat(indent, "off", k, " += rem * L.strides[", k, "][", dims - 1, "];\n");
   return s;
 }
 
@@ -158,6 +158,10 @@ std::string entry_call(const UserFunction& f, const char* compute, Value&& value
 
 }  // namespace
 
+int strided_dims(const KernelVariant& v) noexcept {
+  return v.dims <= 0 || v.dims > kLayoutDims ? kLayoutDims : v.dims;
+}
+
 DType compute_dtype(DType common) noexcept {
   return common == DType::float16 || common == DType::bfloat16 ? DType::float32 : common;
 }
@@ -190,8 +194,8 @@ std::string generate_elementwise_source(const UserFunction& f, const std::vector
   const Operands ops(v, outputs);
   const bool strided = v.access == OperandAccess::strided;
   std::string s = concat("// cudakit jiterator: ", f.entry.name, ", ", to_string(v.access), ", ",
-                         v.index64 ? "64" : "32", "-bit index\n");
-  append_preamble(s, v, strided);
+                         v.index64 ? "64" : "32", "-bit index", strided ? concat(", ", strided_dims(v), " dims") : "", "\n");
+  append_preamble(s, v, strided ? std::max(1, tensor_operands(v)) : 0);
   append_user_code(s, f, "jit_code");
   s += "#line 1 \"cudakit_generated\"\n";
   s += concat("extern \"C\" __global__ void __launch_bounds__(", kElementwiseThreads, ") ", kElementwiseKernel, "(");
@@ -239,7 +243,7 @@ std::string generate_elementwise_source(const UserFunction& f, const std::vector
     s += concat("  #pragma unroll\n  for (int u = 0; u < ", kElementwiseItems, "; ++u) {\n");
     s += concat("    const ck_index i = base + u * ", kElementwiseThreads, ";\n    if (i >= n) return;\n");
     if (strided) {
-      s += offsets_code(ops.tensors, "i", "    ");
+      s += offsets_code(ops.tensors, strided_dims(v), "i", "    ");
       s += element([](int slot) { return concat("off", slot); }, "    ");
     } else {
       s += element([](int) { return std::string("i"); }, "    ");
@@ -258,8 +262,9 @@ std::string generate_reduction_source(const UserFunction& map, const UserFunctio
   const Operands ops(v, 0);  // the result is written at o, not through the layout
   const bool strided = v.access == OperandAccess::strided;
   std::string s = concat("// cudakit jiterator reduction: ", map.entry.name, " / ", combine.entry.name, ", ",
-                         to_string(v.access), ", ", v.index64 ? "64" : "32", "-bit index\n");
-  append_preamble(s, v, strided);
+                         to_string(v.access), ", ", v.index64 ? "64" : "32", "-bit index",
+                         strided ? concat(", ", strided_dims(v), " dims") : "", "\n");
+  append_preamble(s, v, strided ? std::max(1, ops.tensors) : 0);
   append_user_code(s, map, "map_code");
   append_user_code(s, combine, "combine_code");
   s += concat("#line 1 \"identity\"\n__device__ __forceinline__ ", acc, " ck_identity() { return static_cast<", acc,
@@ -308,7 +313,7 @@ std::string generate_reduction_source(const UserFunction& map, const UserFunctio
   } else {
     s += "  for (ck_index k = part * blockDim.x + threadIdx.x; k < length; k += splits * blockDim.x) {\n";
     s += "    const ck_index i = o * length + k;\n";
-    if (strided) s += offsets_code(ops.tensors, "i", "    ");
+    if (strided) s += offsets_code(ops.tensors, strided_dims(v), "i", "    ");
     s += "    acc = " + combine_call + "(acc, " + map_call([&](int i) {
            return input_value(ops, i, strided ? concat("off", ops.tensor_slot[i]) : std::string("i"), acc);
          }) + ");\n  }\n";

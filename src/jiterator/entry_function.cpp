@@ -192,13 +192,14 @@ EntryFunction parse_entry_function(std::string_view code, int expected_outputs, 
                                              "`: write each as `type name`"));
     }
     const std::string type = normalized_type(p.type);
+    const bool is_const = (" " + p.type + " ").find(" const ") != std::string::npos;
     if (std::find(scalar_names.begin(), scalar_names.end(), p.name) != scalar_names.end()) {
       p.kind = EntryParameter::Kind::scalar;
       p.index = entry.scalars++;
-    } else if (type == T + " &") {
+    } else if (type == T + "&" && !is_const) {
       p.kind = EntryParameter::Kind::output;
       p.index = entry.outputs++;
-    } else if (type == T || type == T + " &&" ) {
+    } else if (type == T || type == T + "&") {
       p.kind = EntryParameter::Kind::input;
       p.index = entry.inputs++;
     } else {

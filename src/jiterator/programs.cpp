@@ -99,7 +99,7 @@ VariantKey make_variant_key(const KernelVariant& v, int device) {
   for (DType t : v.outputs) key.bytes[at++] = static_cast<std::uint8_t>(t);
   at = 2 + kMaxInputs + kMaxOutputs;
   key.bytes[at++] = static_cast<std::uint8_t>(v.access);
-  key.bytes[at] = v.index64 ? 1 : 0;
+  key.bytes[at++] = static_cast<std::uint8_t>((v.index64 ? 0x80 : 0) | (v.access == OperandAccess::strided ? strided_dims(v) : 0));
   return key;
 }
 
@@ -200,6 +200,15 @@ KernelVariant ElementwiseProgram::variant_for(std::span<const JitArgument> input
     if (vectorizable) v.access = OperandAccess::vectorized;  // fresh outputs are 512-byte aligned
   }
   v.index64 = numel > 0x7fffffff;
+  if (!contiguous) {
+    // Outputs call() allocates are contiguous: they allow every merge, so the inputs decide.
+    std::vector<const Tensor*> operands;
+    for (const Tensor& o : options.out) operands.push_back(&o);
+    for (int k = 0; k < in.tensor_count; ++k) operands.push_back(in.tensors[k]);
+    const auto indexers = tensor::detail::make_indexers(in.shape, operands);
+    v.index64 = needs_index64(numel, indexers);
+    v.dims = std::max(1, indexers[0].ndim);
+  }
   return v;
 }
 
@@ -251,6 +260,7 @@ std::vector<Tensor> ElementwiseProgram::call(std::span<const JitArgument> inputs
     v.access = OperandAccess::strided;
     indexers = tensor::detail::make_indexers(shape, operand_span);
     v.index64 = needs_index64(numel, indexers);
+    v.dims = std::max(1, indexers[0].ndim);
   }
 
   const CUfunction function_handle = functions_.get(make_variant_key(v, device), [&] {
@@ -402,9 +412,10 @@ Tensor ReductionProgram::call(std::span<const JitArgument> inputs, const JitRedu
   } else {
     indexers = tensor::detail::make_indexers(permuted_shape, operand_span);
     v.index64 = needs_index64(numel, indexers);
+    v.dims = std::max(1, indexers[0].ndim);
   }
   const std::int64_t per_block = std::int64_t{kReduceThreads} * (v.access == OperandAccess::vectorized ? width * 4 : 4);
-  const std::int64_t target_blocks = std::int64_t{multiprocessor_count(device.index)} * 4;
+  const std::int64_t target_blocks = std::int64_t{multiprocessor_count(device.index)} * 8;
   std::int64_t splits = 1;
   if (outputs < target_blocks) {
     splits = std::max<std::int64_t>(1, std::min((target_blocks + outputs - 1) / outputs, (length + per_block - 1) / per_block));

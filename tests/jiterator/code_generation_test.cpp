@@ -13,6 +13,7 @@
 #include "jiterator/detail/call_setup.hpp"
 #include "jiterator/detail/code_generator.hpp"
 #include "support/expect_refused.hpp"
+#include "support/scoped_env.hpp"
 
 namespace cudakit::jiterator {
 namespace {
@@ -23,6 +24,12 @@ using tensor::DType;
 constexpr DType kAllDtypes[] = {DType::float32, DType::float16, DType::bfloat16, DType::float64,
                                 DType::int32,   DType::int64,   DType::uint8,    DType::bool_};
 
+// Compiles through the process's kernel store with no disk cache: NVRTC runs (once per source),
+// and nothing is written outside the test.
+class JitCodeGeneration : public ::testing::Test {
+  cudakit::testing::ScopedEnv no_disk_{"CUDAKIT_KERNEL_CACHE_DISABLE", "1"};
+};
+
 bool is_cubin(const CompiledKernelInfo& info) { return info.cubin_bytes > 64; }
 
 const JitFunction& axpy() {
@@ -31,7 +38,7 @@ const JitFunction& axpy() {
   return fn;
 }
 
-TEST(JitCodeGeneration, SourcesHaveNoIncludesAndNameTheirVariant) {
+TEST_F(JitCodeGeneration, SourcesHaveNoIncludesAndNameTheirVariant) {
   const std::string source = axpy().generated_source(
       {.inputs = {{DType::float16}, {DType::bfloat16}}, .access = OperandAccess::vectorized});
   EXPECT_EQ(source.find("#include"), std::string::npos) << source;
@@ -47,7 +54,7 @@ TEST(JitCodeGeneration, SourcesHaveNoIncludesAndNameTheirVariant) {
 }
 
 // Every dtype through every access, as one input against float32 and as a pair of its own.
-TEST(JitCodeGeneration, CompilesEveryDtypeAndAccessForSm90) {
+TEST_F(JitCodeGeneration, CompilesEveryDtypeAndAccessForSm90) {
   for (DType dtype : kAllDtypes) {
     for (OperandAccess access : {OperandAccess::strided, OperandAccess::contiguous, OperandAccess::vectorized}) {
       for (bool index64 : {false, true}) {
@@ -62,14 +69,14 @@ TEST(JitCodeGeneration, CompilesEveryDtypeAndAccessForSm90) {
   }
 }
 
-TEST(JitCodeGeneration, CompilesForOtherArchitecturesWithoutTheirGpus) {
+TEST_F(JitCodeGeneration, CompilesForOtherArchitecturesWithoutTheirGpus) {
   const KernelVariant variant{.inputs = {{DType::bfloat16}, {DType::float16}}, .access = OperandAccess::strided};
   for (int arch : {75, 80, 86, 89, 90, 100, 120}) {
     EXPECT_TRUE(is_cubin(axpy().compile(variant, arch))) << "sm_" << arch;
   }
 }
 
-TEST(JitCodeGeneration, CompilesEveryArityWithHostScalarsAndScalarParameters) {
+TEST_F(JitCodeGeneration, CompilesEveryArityWithHostScalarsAndScalarParameters) {
   for (int arity = 1; arity <= 16; ++arity) {
     std::string params, body = "beta";
     for (int i = 0; i < arity; ++i) {
@@ -91,7 +98,7 @@ TEST(JitCodeGeneration, CompilesEveryArityWithHostScalarsAndScalarParameters) {
   }
 }
 
-TEST(JitCodeGeneration, CompilesMultiOutputFunctionsWithOutputsOfTheirOwnDtypes) {
+TEST_F(JitCodeGeneration, CompilesMultiOutputFunctionsWithOutputsOfTheirOwnDtypes) {
   const JitFunction fn = create_multi_output_jit_fn(
       "template <typename T> void sincos(T x, T& s, T& c) { s = sin(x); c = cos(x); }", 2);
   EXPECT_EQ(fn.num_outputs(), 2);
@@ -101,7 +108,7 @@ TEST(JitCodeGeneration, CompilesMultiOutputFunctionsWithOutputsOfTheirOwnDtypes)
   }
 }
 
-TEST(JitCodeGeneration, CompilesReductionsOfEveryAccess) {
+TEST_F(JitCodeGeneration, CompilesReductionsOfEveryAccess) {
   const JitReduction sum_of_squares = create_jit_reduction("template <typename T> T square(T x) { return x * x; }",
                                                            "template <typename T> T add(T a, T b) { return a + b; }", "0");
   const JitReduction dot = create_jit_reduction("template <typename T> T mul(T x, T y, T w) { return w * x * y; }",
@@ -122,7 +129,7 @@ TEST(JitCodeGeneration, CompilesReductionsOfEveryAccess) {
   EXPECT_NE(source.find("float ck_identity()"), std::string::npos) << "half accumulates in float:\n" << source;
 }
 
-TEST(JitCodeGeneration, CompileErrorsCarryTheLogWithTheUsersLineNumbers) {
+TEST_F(JitCodeGeneration, CompileErrorsCarryTheLogWithTheUsersLineNumbers) {
   const JitFunction broken = create_jit_fn("template <typename T>\nT f(T a) {\n  return a + undefined_name;\n}");
   try {
     (void)broken.compile({.inputs = {{DType::float32}}}, 90);
@@ -178,7 +185,7 @@ TEST(JitScalars, ConvertToTheKernelParametersBits) {
 // The 32-bit path divides by multiply-and-shift: the layout's constants must give n / d for
 // every n below 2^31.
 TEST(JitLayout, MultiplyAndShiftDividesExactly) {
-  for (std::uint64_t d : {1ull, 2ull, 3ull, 7ull, 10ull, 255ull, 256ull, 1000ull, 65537ull, (1ull << 31) - 1, 1ull << 31}) {
+  for (const std::uint64_t d : std::vector<std::uint64_t>{1, 2, 3, 7, 10, 255, 256, 1000, 65537, (1ull << 31) - 1, 1ull << 31}) {
     tensor::detail::StridedIndexer index;
     index.ndim = 1;
     index.sizes[0] = static_cast<std::int64_t>(d);
@@ -189,7 +196,7 @@ TEST(JitLayout, MultiplyAndShiftDividesExactly) {
     const auto* fields = static_cast<const std::uint32_t*>(parameters.data()[0]);
     const std::uint32_t mul = fields[1 + detail::kLayoutDims], shift = fields[1 + 2 * detail::kLayoutDims];
     EXPECT_EQ(fields[1], static_cast<std::uint32_t>(d));
-    for (std::uint64_t n : {0ull, 1ull, d - 1, d, d + 1, 2 * d + 1, 12345678ull, (1ull << 31) - 1}) {
+    for (const std::uint64_t n : std::vector<std::uint64_t>{0, 1, d - 1, d, d + 1, 2 * d + 1, 12345678, (1ull << 31) - 1}) {
       if (n >= (1ull << 31)) continue;
       const std::uint32_t hi = static_cast<std::uint32_t>((n * mul) >> 32);
       EXPECT_EQ((hi + n) >> shift, n / d) << n << " / " << d;
@@ -210,9 +217,6 @@ TEST(JitArguments, AreCheckedBeforeAnyCompilation) {
                  "unknown scalar parameter `beta` (= 3 (int64)); this function's are: alpha");
   expect_refused([&] { (void)fn.call({1.0, 2.0}); }, "every input is a host scalar");
   expect_refused([&] { (void)fn.compile({.inputs = {{DType::float32}}}, 90); }, "the variant has 1 inputs, the function takes 2");
-  const JitReduction sum = create_jit_reduction("template <typename T> T id(T x) { return x; }",
-                                                "template <typename T> T add(T a, T b) { return a + b; }", "0");
-  expect_refused([&] { (void)sum.call({a}, {.dims = {2}}); }, "dimension 2 is out of range for the inputs' shape [2, 3]");
   expect_refused([] { (void)create_jit_reduction("template <typename T> T id(T x) { return x; }",
                                                  "template <typename T> T neg(T a) { return -a; }", "0"); },
                  "combine (`neg`) must take two values, it takes 1");

@@ -17,7 +17,7 @@ EntryFunction parse(std::string_view code, std::vector<std::string> scalars = {}
 }
 
 TEST(EntryFunction, ReadsTheLastFunctionAndItsParameters) {
-  const EntryFunction e = parse(R"(
+  const EntryFunction e = parse(R"code(
     // helper { with a brace in a comment }
     template <typename T> T twice(T v) { return v + v; }
     /* a "block" comment ) { */
@@ -26,7 +26,7 @@ TEST(EntryFunction, ReadsTheLastFunctionAndItsParameters) {
       const char* s = "})";  // a string with a brace
       return alpha * twice(x) + y;
     }
-  )", {"alpha"});
+  )code", {"alpha"});
   EXPECT_EQ(e.name, "axpy");
   EXPECT_EQ(e.template_parameter, "scalar_t");
   EXPECT_FALSE(e.returns_void);
@@ -89,7 +89,7 @@ TEST(EntryFunction, RefusesWhatItCannotUseWithTheReason) {
   expect_refused([] { (void)parse("template <typename T> void f(T a, T& o) { o = a; }", {}, 2); },
                  "has 1 output parameters (T&), but 2 outputs were asked for");
   expect_refused([] { (void)parse("template <typename T> T f(T a, T& o) { return a; }", {}, 2); }, "must return void");
-  expect_refused([] { (void)parse("template <typename T> T f(T& o) { return 1; }"); }, "returns a value and also has output");
+  expect_refused([] { (void)parse("template <typename T> T f(T a, T& o) { return a; }"); }, "returns a value and also has output");
   expect_refused([] { (void)parse("template <typename T> T f(float s) { return s; }", {"s"}); }, "takes no input");
 }
 

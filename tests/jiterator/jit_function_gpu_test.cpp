@@ -18,6 +18,7 @@
 #include "cudakit/tensor/factories.hpp"
 #include "support/expect_refused.hpp"
 #include "support/gpu_test.hpp"
+#include "support/scoped_env.hpp"
 
 namespace {
 
@@ -31,6 +32,8 @@ using ten::Shape;
 using ten::Tensor;
 
 const Device kCuda{Device::Type::cuda, 0};
+// The kernels these tests compile go to a cache folder of their own, not the user's.
+const cudakit::testing::ScopedEnv kKernelCache{"CUDAKIT_KERNEL_CACHE_PATH", "/tmp/cudakit_gpu_test_kernels"};
 
 // Uniform values in [-2, 2) of `dtype`, on the device.
 Tensor values(const Shape& shape, DType dtype, std::uint64_t seed) {
@@ -267,6 +270,9 @@ TEST(JitReductionGpu, SumOfSquaresOverAllAndChosenDimensions) {
     }
     expect_near_all(expected, r, DType::float64, "dim " + std::to_string(dim));
   }
+  expect_refused([&] { (void)sum_of_squares.call({m}, {.dims = {2}}); },
+                 "dimension 2 is out of range for the inputs' shape [37, 1001]");
+  expect_refused([&] { (void)sum_of_squares.call({m}, {.dims = {1, -1}}); }, "dimension -1 is named twice in dims");
   const Tensor kept = sum_of_squares.call({m}, {.dims = {1}, .keepdim = true});
   EXPECT_EQ(kept.sizes(), (Shape{37, 1}));
   const Tensor strided = sum_of_squares.call({m.t()}, {.dims = {0}});  // rows of m, read down a transpose

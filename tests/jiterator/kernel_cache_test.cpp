@@ -13,17 +13,20 @@
 #include <thread>
 #include <vector>
 
+#include "cudakit/core/error.hpp"
 #include "cudakit/core/log.hpp"
 #include "cudakit/jiterator/kernel_cache.hpp"
 #include "cudakit/jiterator/detail/cache_entry.hpp"
 #include "jiterator/detail/kernel_store.hpp"
 #include "support/child_process.hpp"
+#include "support/scoped_env.hpp"
 #include "support/scratch_dir.hpp"
 
 namespace cudakit::jiterator::detail {
 namespace {
 
 namespace fs = std::filesystem;
+using cudakit::testing::ScopedEnv;
 using cudakit::testing::ScratchDir;
 
 const std::string kSource =
@@ -219,14 +222,14 @@ TEST(KernelCacheConcurrency, CompileErrorsReachEveryWaiterAndAreRetried) {
     threads.emplace_back([&] {
       try {
         (void)store.get(broken, 90);
-      } catch (const NvrtcError&) {
+      } catch (const cudakit::NvrtcError&) {
         failures.fetch_add(1);
       }
     });
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 4);
-  EXPECT_THROW((void)store.get(broken, 90), NvrtcError);
+  EXPECT_THROW((void)store.get(broken, 90), cudakit::NvrtcError);
 }
 
 // The child: one store over the folder its parent names, one kernel, what it took.
@@ -263,23 +266,6 @@ TEST(KernelCacheConcurrency, ProcessesSharingTheDiskCacheCompileOnce) {
 }
 
 // kernel_cache_path's defaults, info and clear, through the environment.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 TEST(KernelCache, PathComesFromTheEnvironment) {
   const ScopedEnv disable("CUDAKIT_KERNEL_CACHE_DISABLE", nullptr);
   {

@@ -1,6 +1,7 @@
 #pragma once
 // JitArgument: one input of a runtime-compiled kernel's call — a tensor (referred to, not
-// copied: it must outlive the call) or a host scalar.
+// copied: a temporary in the call's own argument list lives long enough, one in a list kept
+// for later does not) or a host scalar.
 
 #include "cudakit/jiterator/scalar.hpp"
 #include "cudakit/tensor/tensor.hpp"
@@ -10,7 +11,6 @@ namespace cudakit::jiterator {
 class JitArgument {
  public:
   JitArgument(const tensor::Tensor& tensor) : tensor_(&tensor) {}  // NOLINT: implicit by design
-  JitArgument(tensor::Tensor&&) = delete;  // a temporary would dangle in a stored argument list
   JitArgument(Scalar scalar) : scalar_(scalar) {}  // NOLINT
   template <class T>
     requires std::is_arithmetic_v<T>

@@ -76,6 +76,10 @@ class JitFunction {
   // The variant a call with these arguments runs (its generated source is what it compiles).
   [[nodiscard]] KernelVariant variant_for(std::span<const JitArgument> inputs,
                                           const JitCallOptions& options = {}) const;
+  [[nodiscard]] KernelVariant variant_for(std::initializer_list<JitArgument> inputs,
+                                          const JitCallOptions& options = {}) const {
+    return variant_for(std::span<const JitArgument>(inputs.begin(), inputs.size()), options);
+  }
   // The CUDA source generated for `variant`: what to attach to a bug report.
   [[nodiscard]] std::string generated_source(const KernelVariant& variant) const;
   // Compiles `variant` for sm_<arch> through the caches, without loading it (needs no GPU).

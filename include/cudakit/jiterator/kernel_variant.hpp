@@ -37,6 +37,10 @@ struct KernelVariant {
   // 64-bit index arithmetic, for more than 2^31 - 1 elements or offsets that large; 32-bit
   // otherwise (cheaper division in the strided path).
   bool index64 = false;
+  // strided: the dimensions the index is split into (1 to 8, after merging the ones every
+  // operand allows merging), fixed in the code so that the loop over them is unrolled exactly;
+  // 0 means 8. A kernel for `dims` serves any call of as many dimensions or fewer.
+  int dims = 0;
   friend bool operator==(const KernelVariant&, const KernelVariant&) = default;
 };
 

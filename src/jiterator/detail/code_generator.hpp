@@ -31,6 +31,8 @@ struct UserFunction {
 [[nodiscard]] DType compute_dtype(DType common) noexcept;
 // Elements per 16-byte access of the widest operand of `variant` (tensors and outputs).
 [[nodiscard]] int vector_width(const KernelVariant& variant) noexcept;
+// The dimensions a strided variant's code splits the index into (variant.dims, 0 meaning 8).
+[[nodiscard]] int strided_dims(const KernelVariant& variant) noexcept;
 // The C++ spelling of a dtype in generated code ("float", "ck_half", "long long", ...).
 [[nodiscard]] const char* device_type_name(DType dtype) noexcept;
 
