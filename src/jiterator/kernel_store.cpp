@@ -13,6 +13,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/detail/relaxed_capture_mode.hpp"
 #include "cudakit/core/detail/text_file.hpp"
+#include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/log.hpp"
@@ -147,7 +148,10 @@ CUfunction CompiledModule::function(int device, const char* name) const {
   // Loading is no stream work, but it is an "unsafe" call for a global-mode capture in any
   // thread: relaxed mode lets it through (See Note [Compiling during a capture]).
   const cudakit::detail::RelaxedCaptureMode relaxed;
-  // Binds the device's primary context to this thread: the driver calls below work in it.
+  // The driver calls below work in the current context: cudaSetDevice binds the device's
+  // primary context to this thread (also where the device already was current but no runtime
+  // call has made its context current yet); the guard gives the caller its device back.
+  const DeviceGuard guard(device);
   CUDAKIT_CHECK_CUDA(cudaSetDevice(device));
   if (library_ == nullptr) {
     CUDAKIT_DRIVER_CALL(cuLibraryLoadData, &library_, cubin_.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);

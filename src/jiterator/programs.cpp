@@ -273,12 +273,7 @@ std::vector<Tensor> ElementwiseProgram::call(std::span<const JitArgument> inputs
 
   LaunchParameters parameters;
   for (const Tensor& o : outputs) parameters.pointer(o.data_ptr());
-  const DType compute = compute_dtype(in.common);
-  for (const JitArgument& a : inputs) {
-    if (a.is_tensor()) parameters.pointer(a.tensor().data_ptr());
-    else parameters.bits(a.scalar().bits_as(compute));
-  }
-  for (std::size_t s = 0; s < scalars.dtypes.size(); ++s) parameters.bits(scalar_value[s].bits_as(scalars.dtypes[s]));
+  parameters.inputs_and_scalars(inputs, compute_dtype(in.common), scalar_value, scalars.dtypes);
   parameters.index(numel, v.index64);
   std::int64_t grid = 0;
   if (v.access == OperandAccess::vectorized) {
@@ -438,12 +433,7 @@ Tensor ReductionProgram::call(std::span<const JitArgument> inputs, const JitRedu
   LaunchParameters parameters;
   parameters.pointer(result.data_ptr());
   parameters.pointer(partials.defined() ? partials.data_ptr() : nullptr);
-  const DType compute = compute_dtype(in.common);
-  for (const JitArgument& a : inputs) {
-    if (a.is_tensor()) parameters.pointer(a.tensor().data_ptr());
-    else parameters.bits(a.scalar().bits_as(compute));
-  }
-  for (std::size_t s = 0; s < scalars.dtypes.size(); ++s) parameters.bits(scalar_value[s].bits_as(scalars.dtypes[s]));
+  parameters.inputs_and_scalars(inputs, compute_dtype(in.common), scalar_value, scalars.dtypes);
   parameters.index(length, v.index64);
   parameters.index(splits, v.index64);
   if (v.access == OperandAccess::strided) parameters.layout(indexers, v.index64);

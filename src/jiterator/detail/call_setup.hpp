@@ -56,6 +56,16 @@ class LaunchParameters {
   void index(std::int64_t value, bool index64) {
     add(index64 ? static_cast<std::uint64_t>(value) : static_cast<std::uint32_t>(value));
   }
+  // The inputs (tensors' addresses, host numbers as `compute`), then the scalar parameters
+  // (`values[s]` as `dtypes[s]`), in the kernel's order.
+  void inputs_and_scalars(std::span<const JitArgument> inputs, DType compute, const std::array<Scalar, kMaxInputs>& values,
+                          const std::vector<DType>& dtypes) {
+    for (const JitArgument& a : inputs) {
+      if (a.is_tensor()) pointer(a.tensor().data_ptr());
+      else bits(a.scalar().bits_as(compute));
+    }
+    for (std::size_t s = 0; s < dtypes.size(); ++s) bits(values[s].bits_as(dtypes[s]));
+  }
   // The ck_layout parameter for `indexers` (all of one shape), in 32- or 64-bit fields.
   void layout(std::span<const tensor::detail::StridedIndexer> indexers, bool index64);
   [[nodiscard]] void** data() noexcept { return pointers_.data(); }
