@@ -44,6 +44,14 @@ if [ -x "$B/bin/graph_bench" ]; then
   python3 bench/torch_graph_bench.py 2>&1 | grep -v -i warn | tee -a "$out/graph.txt"
   "$B/bin/profiler_bench" 2>&1 | tail -5 | tee -a "$out/graph.txt"
 fi
+if [ -x "$B/bin/jiterator_bench" ]; then
+  echo "== jiterator (cudakit, then torch's jiterator, torch's ops and CuPy)"
+  {
+    "$B/bin/jiterator_bench"
+    PYTHONUNBUFFERED=1 python3 bench/torch_jiterator_bench.py
+  } > "$out/jiterator.jsonl" 2> "$out/jiterator.err"
+  python3 bench/jiterator_table.py "$out/jiterator.jsonl" | tee "$out/jiterator.txt"
+fi
 echo "== pinned host memory (cudakit, then torch)"
 "$B/bin/pinned_bench" 2>&1 | tee "$out/pinned.txt"
 python3 bench/torch_pinned_bench.py 2>&1 | grep -v -i warn | tee -a "$out/pinned.txt"

@@ -6,7 +6,7 @@
 namespace cudakit::tensor::detail {
 
 std::vector<StridedIndexer> make_indexers(const Shape& shape,
-                                          std::initializer_list<const Tensor*> operands) {
+                                          std::span<const Tensor* const> operands) {
   const int ndim = static_cast<int>(shape.size());
   // strides[k][d] for operand k; dims of size 1 are dropped.
   std::vector<std::vector<std::int64_t>> strides(operands.size());

@@ -50,7 +50,13 @@ using PFN_GraphNodeGetToolsId = CUresult (*)(CUgraphNode, unsigned long long*);
   X(cuGreenCtxStreamCreate, 12050)                \
   X(cuCtxFromGreenCtx, 12040)                     \
   X(cuStreamGetCtx, 12000)                        \
-  X(cuCtxGetDevResource, 12040)
+  X(cuCtxGetDevResource, 12040)                    \
+  X(cuLibraryLoadData, 12000)                     \
+  X(cuLibraryUnload, 12000)                       \
+  X(cuLibraryGetKernel, 12000)                    \
+  X(cuKernelGetFunction, 12000)                   \
+  X(cuLaunchKernel, 12000)                        \
+  X(cuFuncLoad, 12040)
 
 struct DriverApi {
 #define CUDAKIT_DECLARE_DRIVER_POINTER(name, version) decltype(&::name) name = nullptr;

@@ -17,6 +17,10 @@ enum class DType : std::uint8_t { float32, float16, bfloat16, float64, int32, in
 // "float32", "float16", ..., "bool".
 [[nodiscard]] std::string_view dtype_name(DType dtype) noexcept;
 [[nodiscard]] bool is_floating(DType dtype) noexcept;
+// The dtype both a and b convert to without loss, by torch's rules (torch.promote_types): bool <
+// uint8 < int32 < int64 < the floating types; float16 with bfloat16 gives float32; any floating
+// type beats every integer one.
+[[nodiscard]] DType promote_types(DType a, DType b) noexcept;
 // The dtype named `name` (as dtype_name spells it). @throws InvalidArgumentError for another name.
 [[nodiscard]] DType parse_dtype(std::string_view name);
 

@@ -2,6 +2,7 @@
 // Building StridedIndexers for the operands of an operation.
 
 #include <initializer_list>
+#include <span>
 #include <vector>
 
 #include "cudakit/tensor/detail/strided_indexer.hpp"
@@ -13,7 +14,11 @@ namespace cudakit::tensor::detail {
 // missing and size-1 dimensions get stride 0), with dimensions merged where every operand allows
 // it, so that the index arithmetic in the loops is as short as possible.
 std::vector<StridedIndexer> make_indexers(const Shape& shape,
-                                          std::initializer_list<const Tensor*> operands);
+                                          std::span<const Tensor* const> operands);
+inline std::vector<StridedIndexer> make_indexers(const Shape& shape,
+                                                 std::initializer_list<const Tensor*> operands) {
+  return make_indexers(shape, std::span<const Tensor* const>(operands.begin(), operands.size()));
+}
 // The indexer of one tensor in its own shape.
 StridedIndexer make_indexer(const Tensor& t);
 

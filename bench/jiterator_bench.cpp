@@ -1,0 +1,211 @@
+// The jiterator on the GPU: cold first call (split into NVRTC's load, compile and cubin, and the
+// module load with the launch), first call in a new process with the disk cache warm (children
+// of this process), host time of a cached call, bandwidth of axpy, broadcast, strided and
+// mixed-dtype cases and of a sum of squares, beside a device-to-device copy in the same run.
+// Prints one JSON line per figure: {"bench":"jiterator","impl":"cudakit","case":...,"value":...,"unit":...}.
+// bench/torch_jiterator_bench.py prints the same cases for torch's jiterator, torch's own ops
+// and CuPy; bench/jiterator_table.py joins them.
+//
+//   jiterator_bench                     everything (uses a fresh kernel cache under /tmp)
+//   jiterator_bench --child DIR         (internal) one disk-warm first call over cache DIR
+
+#include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cudakit/core/detail/nvrtc_api.hpp"
+#include "cudakit/core/device.hpp"
+#include "cudakit/jiterator/jit_function.hpp"
+#include "cudakit/jiterator/jit_reduction.hpp"
+#include "cudakit/tensor/factories.hpp"
+#include "support/timing.hpp"
+
+namespace {
+
+namespace jit = cudakit::jiterator;
+namespace ten = cudakit::tensor;
+using Clock = std::chrono::steady_clock;
+using ten::DType;
+using ten::Tensor;
+
+const ten::Device kCuda{ten::Device::Type::cuda, 0};
+constexpr const char* kAxpy = "template <typename T> T axpy(T x, T y, T alpha) { return alpha * x + y; }";
+constexpr const char* kDiskAxpy = "template <typename T> T axpy_disk(T x, T y, T alpha) { return alpha * x + y; }";
+
+void emit(const char* name, double value, const char* unit, const char* impl = "cudakit") {
+  std::printf("{\"bench\":\"jiterator\",\"impl\":\"%s\",\"case\":\"%s\",\"value\":%.6g,\"unit\":\"%s\"}\n", impl, name,
+              value, unit);
+  std::fflush(stdout);
+}
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Milliseconds per call of f() on the default stream: CUDA events around `calls` back-to-back
+// calls, median of 15 samples after 3 untimed ones.
+template <class F>
+double gpu_ms(int calls, F&& f) {
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<double> samples;
+  for (int s = 0; s < 15; ++s) {
+    cudaEventRecord(start, nullptr);
+    for (int i = 0; i < calls; ++i) f();
+    cudaEventRecord(stop, nullptr);
+    cudaEventSynchronize(stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    samples.push_back(ms / calls);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return cudakit::bench::median(samples);
+}
+
+int child(const char* dir) {
+  ::setenv("CUDAKIT_KERNEL_CACHE_PATH", dir, 1);
+  const Tensor x = ten::ones({1 << 20}, {.device = kCuda}), y = ten::ones({1 << 20}, {.device = kCuda});
+  Tensor out = ten::empty({1 << 20}, {.device = kCuda});
+  cudaDeviceSynchronize();
+  const jit::JitFunction fn = jit::create_jit_fn(kDiskAxpy, {{"alpha", 2.0f}});
+  const auto start = Clock::now();
+  (void)fn.call({x, y}, {.out = {out}});
+  cudaDeviceSynchronize();
+  const double ms = ms_since(start);
+  emit("disk_warm_first_call_ms_one", ms, "ms");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--child") return child(argv[2]);
+  if (!cudakit::is_available()) {
+    std::printf("no CUDA device: GPU benchmarks skipped\n");
+    return 0;
+  }
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  const int arch = major * 10 + minor;  // the compile() figures are those of the call's kernel
+  // A fresh disk cache: the cold figures must compile.
+  const std::string dir = "/tmp/cudakit_jiterator_bench_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  ::setenv("CUDAKIT_KERNEL_CACHE_PATH", dir.c_str(), 1);
+  const Tensor small_x = ten::ones({1 << 20}, {.device = kCuda}), small_y = ten::ones({1 << 20}, {.device = kCuda});
+  Tensor small_out = ten::empty({1 << 20}, {.device = kCuda});
+  cudaDeviceSynchronize();
+
+  // --- cold first call: NVRTC not yet loaded in this process, then again with it loaded ---
+  {
+    const jit::JitFunction fn = jit::create_jit_fn(kAxpy, {{"alpha", 2.0f}});
+    auto start = Clock::now();
+    (void)fn.call({small_x, small_y}, {.out = {small_out}});
+    cudaDeviceSynchronize();
+    const double total = ms_since(start);
+    const jit::CompiledKernelInfo info = fn.compile(fn.variant_for({small_x, small_y}, {.out = {small_out}}), arch);
+    emit("cold_first_call_ms", total, "ms");
+    emit("cold_nvrtc_compile_ms", info.compile_ms, "ms");
+    emit("cold_nvrtc_cubin_ms", info.cubin_ms, "ms");
+    emit("cold_disk_write_ms", info.disk_ms, "ms");
+    emit("cold_rest_ms", total - info.compile_ms - info.cubin_ms - info.disk_ms, "ms");  // NVRTC's load, module load, launch
+    const jit::JitFunction again = jit::create_jit_fn(
+        "template <typename T> T axpy2(T x, T y, T alpha) { return alpha * x + y; }", {{"alpha", 2.0f}});
+    start = Clock::now();
+    (void)again.call({small_x, small_y}, {.out = {small_out}});
+    cudaDeviceSynchronize();
+    const double warm_nvrtc = ms_since(start);
+    const jit::CompiledKernelInfo info2 = again.compile(again.variant_for({small_x, small_y}, {.out = {small_out}}), arch);
+    emit("cold_first_call_nvrtc_loaded_ms", warm_nvrtc, "ms");
+    emit("cold_nvrtc_loaded_compile_ms", info2.compile_ms, "ms");
+    emit("cold_nvrtc_loaded_load_launch_ms", warm_nvrtc - info2.compile_ms - info2.cubin_ms - info2.disk_ms, "ms");
+  }
+  // --- disk-warm first call, each in a new process ---
+  {
+    const jit::JitFunction fn = jit::create_jit_fn(kDiskAxpy, {{"alpha", 2.0f}});
+    (void)fn.call({small_x, small_y}, {.out = {small_out}});  // fills the disk cache
+    cudaDeviceSynchronize();
+    std::vector<double> samples;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+    for (int i = 0; i < 5; ++i) {
+      const std::string command = "'" + self + "' --child '" + dir + "'";
+      FILE* pipe = ::popen(command.c_str(), "r");
+      char line[512];
+      while (pipe && std::fgets(line, sizeof line, pipe)) {
+        const std::string s(line);
+        const auto at = s.find("\"value\":");
+        if (at != std::string::npos) samples.push_back(std::atof(s.c_str() + at + 8));
+      }
+      if (pipe) ::pclose(pipe);
+    }
+    if (!samples.empty()) emit("disk_warm_first_call_ms", cudakit::bench::median(samples), "ms");
+  }
+  // --- cached call, host time ---
+  {
+    const jit::JitFunction fn = jit::create_jit_fn(kAxpy, {{"alpha", 2.0f}});
+    const Tensor x = ten::ones({1024}, {.device = kCuda}), y = ten::ones({1024}, {.device = kCuda});
+    Tensor out = ten::empty({1024}, {.device = kCuda});
+    const jit::JitCallOptions with_out{.out = {out}};
+    (void)fn.call({x, y}, with_out);
+    std::vector<double> given, allocating;
+    for (int batch = 0; batch < 200; ++batch) {
+      cudaDeviceSynchronize();
+      given.push_back(cudakit::bench::elapsed_us([&] {
+                        for (int i = 0; i < 50; ++i) (void)fn.call({x, y}, with_out);
+                      }) / 50);
+      cudaDeviceSynchronize();
+      allocating.push_back(cudakit::bench::elapsed_us([&] {
+                             for (int i = 0; i < 50; ++i) (void)fn(x, y);
+                           }) / 50);
+    }
+    emit("cached_call_host_us", cudakit::bench::median(allocating), "us");
+    emit("cached_call_out_given_host_us", cudakit::bench::median(given), "us");
+  }
+  // --- bandwidth: copy, axpy, broadcast, strided, mixed dtypes, sum of squares ---
+  {
+    const std::int64_t n = std::int64_t{1} << 28;
+    const Tensor x = ten::ones({n}, {.device = kCuda}), y = ten::ones({n}, {.device = kCuda});
+    Tensor out = ten::empty({n}, {.device = kCuda});
+    const double bytes = static_cast<double>(n) * 4;
+    const double copy_ms = gpu_ms(10, [&] { cudaMemcpyAsync(out.data_ptr(), x.data_ptr(), bytes, cudaMemcpyDeviceToDevice, nullptr); });
+    const double copy_gbps = 2 * bytes / copy_ms / 1e6;
+    emit("copy_2^28_float32_GBps", copy_gbps, "GB/s");
+    const jit::JitFunction axpy = jit::create_jit_fn(kAxpy, {{"alpha", 2.0f}});
+    const jit::JitCallOptions into_out{.out = {out}};
+    const double axpy_ms = gpu_ms(10, [&] { (void)axpy.call({x, y}, into_out); });
+    emit("axpy_2^28_float32_GBps", 3 * bytes / axpy_ms / 1e6, "GB/s");
+    emit("axpy_2^28_float32_of_copy", 3 * bytes / axpy_ms / 1e6 / copy_gbps, "ratio");
+
+    const jit::JitFunction add = jit::create_jit_fn("template <typename T> T add(T a, T b) { return a + b; }");
+    const Tensor m = x.view({16384, 16384}), row = ten::ones({16384}, {.device = kCuda});
+    Tensor mout = out.view({16384, 16384});
+    const jit::JitCallOptions into_m{.out = {mout}};
+    double ms = gpu_ms(10, [&] { (void)add.call({m, row}, into_m); });
+    emit("broadcast_add_16384x16384_GBps", 2 * bytes / ms / 1e6, "GB/s");
+    ms = gpu_ms(10, [&] { (void)add.call({m.t(), m}, into_m); });
+    emit("transposed_add_16384x16384_GBps", 3 * bytes / ms / 1e6, "GB/s");
+    const Tensor h = ten::ones({n}, {.dtype = DType::float16, .device = kCuda});
+    ms = gpu_ms(10, [&] { (void)add.call({h, y}, into_out); });
+    emit("mixed_half_float_add_2^28_GBps", (2 + 4 + 4) * static_cast<double>(n) / ms / 1e6, "GB/s");
+
+    const jit::JitReduction ssq = jit::create_jit_reduction("template <typename T> T square(T x) { return x * x; }",
+                                                            "template <typename T> T add(T a, T b) { return a + b; }", "0");
+    ms = gpu_ms(10, [&] { (void)ssq(x); });
+    emit("sum_of_squares_2^28_float32_GBps", bytes / ms / 1e6, "GB/s");
+    emit("sum_of_squares_2^28_float32_of_copy", bytes / ms / 1e6 / copy_gbps, "ratio");
+    const double check = ssq(x).item();
+    if (std::abs(check - static_cast<double>(n)) > 1e-3 * n) std::fprintf(stderr, "sum of squares of ones is %.0f, expected %lld\n", check, static_cast<long long>(n));
+  }
+  std::filesystem::remove_all(dir);
+  return 0;
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""The peers of bench/jiterator_bench.cpp, same cases and sizes, one JSON line per figure:
+torch's jiterator (torch.cuda.jiterator._create_jit_fn), torch's own ops (broadcast, strided,
+mixed-dtype, sum of squares) and CuPy's ElementwiseKernel / ReductionKernel. GPU times from CUDA
+events around 10 back-to-back calls, median of 15 samples after 3 untimed ones; host times from
+perf_counter. Disk-warm first calls run in child processes (this script with --child) after
+the parent filled each library's cache; the child times the first call only, after its CUDA
+context and tensors exist.
+    python3 bench/torch_jiterator_bench.py > torch.jsonl"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+AXPY = "template <typename T> T axpy(T x, T y, T alpha) { return alpha * x + y; }"
+
+
+def emit(impl, case, value, unit):
+    print(json.dumps({"bench": "jiterator", "impl": impl, "case": case, "value": value, "unit": unit}), flush=True)
+
+
+def gpu_ms(calls, fn):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(15):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(start.elapsed_time(stop) / calls)
+    return statistics.median(samples)
+
+
+def first_call_ms(fn):
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1e3
+
+
+def host_us(fn, calls=50, batches=200):
+    fn()
+    samples = []
+    for _ in range(batches):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter() - start) * 1e6 / calls)
+    return statistics.median(samples)
+
+
+def unique(code, name):
+    """The code with its entry renamed, so that no cache knows it."""
+    return code.replace("axpy(", f"{name}(", 1)
+
+
+def child(impl):
+    x = torch.ones(1 << 20, device="cuda")
+    y = torch.ones(1 << 20, device="cuda")
+    torch.cuda.synchronize()
+    if impl == "torch_jiterator":
+        fn = torch.cuda.jiterator._create_jit_fn(unique(AXPY, "axpy_disk"), alpha=2.0)
+        emit(impl, "disk_warm_first_call_ms_one", first_call_ms(lambda: fn(x, y)), "ms")
+    else:
+        import cupy
+        cx, cy = cupy.asarray(x), cupy.asarray(y)
+        k = cupy.ElementwiseKernel("T x, T y, T alpha", "T z", "z = alpha * x + y", "axpy_disk")
+        emit(impl, "disk_warm_first_call_ms_one", first_call_ms(lambda: k(cx, cy, cupy.float32(2.0))), "ms")
+
+
+def disk_warm(impl, env):
+    samples = []
+    for _ in range(5):
+        out = subprocess.run([sys.executable, __file__, "--child", impl], env=env, capture_output=True, text=True)
+        for line in out.stdout.splitlines():
+            if line.startswith("{"):
+                samples.append(json.loads(line)["value"])
+    if samples:
+        emit(impl, "disk_warm_first_call_ms", statistics.median(samples), "ms")
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        return child(sys.argv[2])
+    cache = tempfile.mkdtemp(prefix="jiterator_peers_")
+    env = dict(os.environ, PYTORCH_KERNEL_CACHE_PATH=os.path.join(cache, "torch"), CUPY_CACHE_DIR=os.path.join(cache, "cupy"))
+    os.environ.update(env)
+    small_x = torch.ones(1 << 20, device="cuda")
+    small_y = torch.ones(1 << 20, device="cuda")
+    torch.cuda.synchronize()
+
+    # torch's jiterator
+    jit = torch.cuda.jiterator._create_jit_fn
+    fn = jit(unique(AXPY, f"axpy_cold{os.getpid()}"), alpha=2.0)
+    emit("torch_jiterator", "cold_first_call_ms", first_call_ms(lambda: fn(small_x, small_y)), "ms")
+    fn2 = jit(unique(AXPY, f"axpy_cold2_{os.getpid()}"), alpha=2.0)
+    emit("torch_jiterator", "cold_first_call_nvrtc_loaded_ms", first_call_ms(lambda: fn2(small_x, small_y)), "ms")
+    disk_fn = jit(unique(AXPY, "axpy_disk"), alpha=2.0)
+    disk_fn(small_x, small_y)
+    torch.cuda.synchronize()
+    disk_warm("torch_jiterator", env)
+    tx, ty = torch.ones(1024, device="cuda"), torch.ones(1024, device="cuda")
+    emit("torch_jiterator", "cached_call_host_us", host_us(lambda: fn(tx, ty)), "us")
+    emit("torch_native", "cached_call_host_us", host_us(lambda: torch.add(ty, tx, alpha=2.0)), "us")
+
+    n = 1 << 28
+    nbytes = n * 4
+    x = torch.ones(n, device="cuda")
+    y = torch.ones(n, device="cuda")
+    out = torch.empty(n, device="cuda")
+    copy_ms = gpu_ms(10, lambda: out.copy_(x))
+    copy_gbps = 2 * nbytes / copy_ms / 1e6
+    emit("torch_native", "copy_2^28_float32_GBps", copy_gbps, "GB/s")
+    ms = gpu_ms(10, lambda: fn(x, y))
+    emit("torch_jiterator", "axpy_2^28_float32_GBps", 3 * nbytes / ms / 1e6, "GB/s")
+    emit("torch_jiterator", "axpy_2^28_float32_of_copy", 3 * nbytes / ms / 1e6 / copy_gbps, "ratio")
+    ms = gpu_ms(10, lambda: torch.add(y, x, alpha=2.0, out=out))
+    emit("torch_native", "axpy_2^28_float32_GBps", 3 * nbytes / ms / 1e6, "GB/s")
+    emit("torch_native", "axpy_2^28_float32_of_copy", 3 * nbytes / ms / 1e6 / copy_gbps, "ratio")
+
+    m = x.view(16384, 16384)
+    row = torch.ones(16384, device="cuda")
+    mout = out.view(16384, 16384)
+    add = jit("template <typename T> T add(T a, T b) { return a + b; }")
+    for impl, f in (("torch_native", lambda: torch.add(m, row, out=mout)), ("torch_jiterator", lambda: add(m, row))):
+        emit(impl, "broadcast_add_16384x16384_GBps", 2 * nbytes / gpu_ms(10, f) / 1e6, "GB/s")
+    for impl, f in (("torch_native", lambda: torch.add(m.t(), m, out=mout)), ("torch_jiterator", lambda: add(m.t(), m))):
+        emit(impl, "transposed_add_16384x16384_GBps", 3 * nbytes / gpu_ms(10, f) / 1e6, "GB/s")
+    h = torch.ones(n, dtype=torch.float16, device="cuda")
+    emit("torch_native", "mixed_half_float_add_2^28_GBps", 10 * n / gpu_ms(10, lambda: torch.add(h, y, out=out)) / 1e6, "GB/s")
+    # torch's jiterator refuses inputs of different dtypes: no figure.
+    emit("torch_native", "sum_of_squares_2^28_float32_GBps",
+         nbytes / gpu_ms(10, lambda: torch.linalg.vector_norm(x) ** 2) / 1e6, "GB/s")
+    emit("torch_native", "sum_of_squares_2^28_float32_of_copy",
+         nbytes / gpu_ms(10, lambda: torch.linalg.vector_norm(x) ** 2) / 1e6 / copy_gbps, "ratio")
+    del fn, fn2
+
+    try:
+        import cupy
+    except ImportError:
+        print("cupy is not installed: CuPy's figures skipped", file=sys.stderr)
+        return
+    cx, cy = cupy.asarray(small_x), cupy.asarray(small_y)
+    alpha = cupy.float32(2.0)
+    k = cupy.ElementwiseKernel("T x, T y, T alpha", "T z", "z = alpha * x + y", f"axpy_cold{os.getpid()}")
+    emit("cupy", "cold_first_call_ms", first_call_ms(lambda: k(cx, cy, alpha)), "ms")
+    kd = cupy.ElementwiseKernel("T x, T y, T alpha", "T z", "z = alpha * x + y", "axpy_disk")
+    kd(cx, cy, alpha)
+    torch.cuda.synchronize()
+    disk_warm("cupy", env)
+    sx, sy = cupy.ones(1024, dtype=cupy.float32), cupy.ones(1024, dtype=cupy.float32)
+    emit("cupy", "cached_call_host_us", host_us(lambda: k(sx, sy, alpha)), "us")
+    bx, by, bout = cupy.asarray(x), cupy.asarray(y), cupy.asarray(out)
+    ms = gpu_ms(10, lambda: k(bx, by, alpha, bout))
+    emit("cupy", "axpy_2^28_float32_GBps", 3 * nbytes / ms / 1e6, "GB/s")
+    emit("cupy", "axpy_2^28_float32_of_copy", 3 * nbytes / ms / 1e6 / copy_gbps, "ratio")
+    ssq = cupy.ReductionKernel("T x", "T y", "x * x", "a + b", "y = a", "0", "ssq")
+    ms = gpu_ms(10, lambda: ssq(bx))
+    emit("cupy", "sum_of_squares_2^28_float32_GBps", nbytes / ms / 1e6, "GB/s")
+    emit("cupy", "sum_of_squares_2^28_float32_of_copy", nbytes / ms / 1e6 / copy_gbps, "ratio")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+#pragma once
+// CompiledKernelInfo: what producing one runtime-compiled kernel took, for tests, benchmarks and
+// bug reports.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace cudakit::jiterator {
+
+enum class KernelOrigin : std::uint8_t {
+  memory,    // already compiled in this process
+  disk,      // read from the disk cache
+  compiled,  // compiled by NVRTC now
+};
+[[nodiscard]] const char* to_string(KernelOrigin origin) noexcept;
+
+struct CompiledKernelInfo {
+  KernelOrigin origin = KernelOrigin::compiled;
+  int arch = 0;                 // 90 for sm_90
+  std::size_t cubin_bytes = 0;
+  // Set when origin is `compiled` (milliseconds of this process's first compile):
+  double compile_ms = 0;        // nvrtcCompileProgram: front end, optimizer and code generation
+  double cubin_ms = 0;          // nvrtcGetCUBINSize + nvrtcGetCUBIN
+  double disk_ms = 0;           // reading (origin disk) or writing the disk entry
+  std::string cache_key;        // what the caches file it under
+};
+
+}  // namespace cudakit::jiterator

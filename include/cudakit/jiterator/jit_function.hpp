@@ -1,0 +1,107 @@
+#pragma once
+// JitFunction: an elementwise kernel written as a C++ function in a string, compiled at its first
+// call by NVRTC for the device's exact architecture and cached in memory and on disk (torch's
+// torch.cuda.jiterator._create_jit_fn, with mixed dtypes, host scalars and 16 inputs).
+//
+//   auto axpy = jiterator::create_jit_fn(
+//       "template <typename T> T axpy(T x, T y, T alpha) { return alpha * x + y; }",
+//       {{"alpha", 1.0}});
+//   Tensor z = axpy(x, y);                                   // alpha = 1
+//   Tensor w = axpy.call({x, y}, {.scalars = {{"alpha", 2.5}}});
+//
+// The code holds one or more functions; the last is the entry: `template <typename T> T f(T a,
+// ...)`, or for create_multi_output_jit_fn `template <typename T> void f(T a, ..., T& out0, T&
+// out1)`. Parameters named in `defaults` are scalar parameters (any arithmetic type in the code);
+// the others are the inputs (up to 16): tensors, or host numbers. Inputs of different dtypes are
+// promoted as torch promotes them (a host number counts below any tensor of its kind); T is the
+// common dtype, float for float16 and bfloat16. Inputs broadcast against each other; views may
+// be strided or offset. The outputs have the common dtype unless `out` says otherwise.
+//
+// Streams: the kernel is queued on `options.stream`, else the current stream of the tensors'
+// device. The first call for a new combination of dtypes compiles (about 30-60 ms, or well
+// under a millisecond from the disk cache), also inside a graph capture, which it leaves intact
+// (Note [Compiling during a capture] in src/jiterator/programs.cpp).
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cudakit/core/optional_stream.hpp"
+#include "cudakit/jiterator/compiled_kernel_info.hpp"
+#include "cudakit/jiterator/jit_argument.hpp"
+#include "cudakit/jiterator/kernel_variant.hpp"
+#include "cudakit/jiterator/scalar.hpp"
+#include "cudakit/tensor/tensor.hpp"
+
+namespace cudakit::jiterator {
+
+namespace detail {
+class ElementwiseProgram;
+}
+
+using ScalarDefaults = std::map<std::string, Scalar, std::less<>>;
+
+struct JitCallOptions {
+  // Values of scalar parameters for this call, by name (converted to the default's type).
+  std::vector<std::pair<std::string, Scalar>> scalars;
+  // Tensors to write the results to, one per output (or none): the broadcast shape, any dtype,
+  // any strides without internal overlap; an output may be one of the inputs.
+  std::vector<tensor::Tensor> out;
+  OptionalStream stream;
+};
+
+class JitFunction {
+ public:
+  // The single output. @throws InvalidArgumentError for a multi-output function, and as call().
+  template <class... Inputs>
+  tensor::Tensor operator()(const Inputs&... inputs) const {
+    const JitArgument arguments[] = {JitArgument(inputs)...};
+    return std::move(call(arguments, {}).front());
+  }
+  // Runs the kernel on `inputs`; returns the outputs (options.out's tensors when given).
+  // @throws InvalidArgumentError (before any compilation) for a wrong number of inputs, an
+  //   unknown scalar name, inputs that do not broadcast, on the host or on different devices, or
+  //   outputs of the wrong shape; NvrtcError when the code does not compile (with NVRTC's log,
+  //   lines numbered as in the code); StateError when NVRTC is not available.
+  std::vector<tensor::Tensor> call(std::span<const JitArgument> inputs,
+                                   const JitCallOptions& options = {}) const;
+  std::vector<tensor::Tensor> call(std::initializer_list<JitArgument> inputs,
+                                   const JitCallOptions& options = {}) const {
+    return call(std::span<const JitArgument>(inputs.begin(), inputs.size()), options);
+  }
+
+  // The variant a call with these arguments runs (its generated source is what it compiles).
+  [[nodiscard]] KernelVariant variant_for(std::span<const JitArgument> inputs,
+                                          const JitCallOptions& options = {}) const;
+  [[nodiscard]] KernelVariant variant_for(std::initializer_list<JitArgument> inputs,
+                                          const JitCallOptions& options = {}) const {
+    return variant_for(std::span<const JitArgument>(inputs.begin(), inputs.size()), options);
+  }
+  // The CUDA source generated for `variant`: what to attach to a bug report.
+  [[nodiscard]] std::string generated_source(const KernelVariant& variant) const;
+  // Compiles `variant` for sm_<arch> through the caches, without loading it (needs no GPU).
+  // @throws NvrtcError, InvalidArgumentError for a variant of the wrong arity.
+  CompiledKernelInfo compile(const KernelVariant& variant, int arch) const;
+
+  [[nodiscard]] const std::string& name() const;
+  [[nodiscard]] int num_inputs() const;
+  [[nodiscard]] int num_outputs() const;
+  [[nodiscard]] std::vector<std::string> scalar_names() const;
+
+ private:
+  friend JitFunction create_multi_output_jit_fn(std::string, int, ScalarDefaults);
+  explicit JitFunction(std::shared_ptr<detail::ElementwiseProgram> program)
+      : program_(std::move(program)) {}
+  std::shared_ptr<detail::ElementwiseProgram> program_;
+};
+
+// @throws InvalidArgumentError when the entry function cannot be found or parsed, has more than
+//   16 inputs, or a default names no parameter of it (before any compilation).
+[[nodiscard]] JitFunction create_jit_fn(std::string code, ScalarDefaults defaults = {});
+[[nodiscard]] JitFunction create_multi_output_jit_fn(std::string code, int num_outputs,
+                                                     ScalarDefaults defaults = {});
+
+}  // namespace cudakit::jiterator

@@ -1,0 +1,47 @@
+#pragma once
+// KernelVariant: what one call of a runtime-compiled kernel is made of, as far as it changes the
+// generated code: each input's dtype (a tensor, or a host scalar), the outputs' dtypes, how the
+// operands are read and the width of the index arithmetic. A call derives its variant from its
+// arguments; the host tier names variants directly to generate and compile them without a GPU.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cudakit/tensor/dtype.hpp"
+
+namespace cudakit::jiterator {
+
+using tensor::DType;
+
+// One input: a tensor of `dtype`, or (`scalar`) a host number of that dtype.
+struct InputType {
+  DType dtype = DType::float32;
+  bool scalar = false;
+  friend bool operator==(const InputType&, const InputType&) = default;
+};
+
+// How the kernel reaches its operands.
+enum class OperandAccess : std::uint8_t {
+  strided,     // through per-operand strides (broadcasts, transposes, slices)
+  contiguous,  // every tensor row-major with the output's shape: element i at i
+  vectorized,  // contiguous, and every pointer aligned: 16-byte loads and stores
+};
+[[nodiscard]] const char* to_string(OperandAccess access) noexcept;
+
+struct KernelVariant {
+  std::vector<InputType> inputs;
+  // One per output; empty means the inputs' common dtype for each.
+  std::vector<DType> outputs;
+  OperandAccess access = OperandAccess::strided;
+  // 64-bit index arithmetic, for more than 2^31 - 1 elements or offsets that large; 32-bit
+  // otherwise (cheaper division in the strided path).
+  bool index64 = false;
+  // strided: the dimensions the index is split into (1 to 8, after merging the ones every
+  // operand allows merging), fixed in the code so that the loop over them is unrolled exactly;
+  // 0 means 8. A kernel for `dims` serves any call of as many dimensions or fewer.
+  int dims = 0;
+  friend bool operator==(const KernelVariant&, const KernelVariant&) = default;
+};
+
+}  // namespace cudakit::jiterator

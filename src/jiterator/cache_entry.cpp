@@ -1,0 +1,71 @@
+#include "cudakit/jiterator/detail/cache_entry.hpp"
+
+#include <cstdint>
+#include <cstring>
+
+#include "cudakit/core/detail/concat.hpp"
+#include "jiterator/detail/hash.hpp"
+
+namespace cudakit::jiterator::detail {
+namespace {
+
+using cudakit::detail::concat;
+
+// Little-endian fields at fixed places: magic[8], version u32, key bytes u32, cubin bytes u64,
+// checksum u64 (FNV-1a of key then cubin).
+void put(std::string& out, std::uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+std::uint64_t get(std::string_view in, std::size_t at, int bytes) {
+  std::uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) value |= std::uint64_t{static_cast<unsigned char>(in[at + i])} << (8 * i);
+  return value;
+}
+std::uint64_t checksum(std::string_view key, std::string_view cubin) { return fnv1a(cubin, fnv1a(key)); }
+
+}  // namespace
+
+std::string hex64(std::uint64_t value) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, value >>= 4) out[i] = kDigits[value & 0xf];
+  return out;
+}
+
+std::string encode_cache_entry(std::string_view key, std::string_view cubin) {
+  std::string out;
+  out.reserve(kCacheEntryHeaderBytes + key.size() + cubin.size());
+  out.append(kCacheEntryMagic);
+  put(out, kCacheEntryVersion, 4);
+  put(out, key.size(), 4);
+  put(out, cubin.size(), 8);
+  put(out, checksum(key, cubin), 8);
+  out.append(key);
+  out.append(cubin);
+  return out;
+}
+
+std::optional<CacheEntry> decode_cache_entry(std::string_view bytes, std::string* why) {
+  const auto refuse = [why](std::string reason) -> std::optional<CacheEntry> {
+    if (why != nullptr) *why = std::move(reason);
+    return std::nullopt;
+  };
+  if (bytes.size() < kCacheEntryHeaderBytes) return refuse(concat("truncated: ", bytes.size(), " bytes, shorter than the header"));
+  if (bytes.substr(0, kCacheEntryMagic.size()) != kCacheEntryMagic) return refuse("not a cudakit kernel-cache entry (wrong magic)");
+  const std::uint64_t version = get(bytes, 8, 4);
+  if (version != kCacheEntryVersion) return refuse(concat("format version ", version, ", expected ", kCacheEntryVersion));
+  const std::uint64_t key_bytes = get(bytes, 12, 4);
+  const std::uint64_t cubin_bytes = get(bytes, 16, 8);
+  const std::uint64_t body = bytes.size() - kCacheEntryHeaderBytes;
+  if (key_bytes > body || cubin_bytes != body - key_bytes) {
+    return refuse(concat("sizes disagree with the length: key ", key_bytes, " + cubin ", cubin_bytes,
+                         " bytes, but ", body, " follow the header"));
+  }
+  CacheEntry entry;
+  entry.key = std::string(bytes.substr(kCacheEntryHeaderBytes, key_bytes));
+  entry.cubin = std::string(bytes.substr(kCacheEntryHeaderBytes + key_bytes));
+  if (checksum(entry.key, entry.cubin) != get(bytes, 24, 8)) return refuse("checksum mismatch (the entry is damaged)");
+  return entry;
+}
+
+}  // namespace cudakit::jiterator::detail

@@ -1,0 +1,352 @@
+// GPU tier of the jiterator: runtime-compiled kernels against host references — mixed dtypes,
+// host scalars, broadcasting, strided and offset views, outputs aliasing inputs, float16 and
+// bfloat16, the vectorized and scalar paths, 64-bit indexing past 2^31 elements, several
+// outputs, reductions over all or chosen dimensions, and first calls inside a graph capture.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "cudakit/core/error.hpp"
+#include "cudakit/core/stream.hpp"
+#include "cudakit/core/trace_hooks.hpp"
+#include "cudakit/jiterator/jit_function.hpp"
+#include "cudakit/jiterator/jit_reduction.hpp"
+#include "cudakit/random/distributions.hpp"
+#include "cudakit/tensor/factories.hpp"
+#include "support/expect_refused.hpp"
+#include "support/gpu_test.hpp"
+#include "support/scoped_env.hpp"
+
+namespace {
+
+namespace jit = cudakit::jiterator;
+namespace ten = cudakit::tensor;
+using cudakit::testing::expect_refused;
+using jit::OperandAccess;
+using ten::Device;
+using ten::DType;
+using ten::Shape;
+using ten::Tensor;
+
+const Device kCuda{Device::Type::cuda, 0};
+// The kernels these tests compile go to a cache folder of their own, not the user's.
+const cudakit::testing::ScopedEnv kKernelCache{"CUDAKIT_KERNEL_CACHE_PATH", "/tmp/cudakit_gpu_test_kernels"};
+
+// Uniform values in [-2, 2) of `dtype`, on the device.
+Tensor values(const Shape& shape, DType dtype, std::uint64_t seed) {
+  cudakit::random::Generator g(Device::cpu(), seed);
+  Tensor t = ten::empty(shape, {DType::float64});
+  cudakit::random::uniform_(t, -2, 2, &g);
+  return t.to(dtype).to(kCuda);
+}
+
+// The elements of `t` in row-major order (of its own, possibly strided, view) as doubles.
+std::vector<double> host(const Tensor& t) { return t.contiguous().to_vector<double>(); }
+
+// Element `i` (row-major in `shape`) of `t` broadcast to `shape`.
+double at(const std::vector<double>& data, const Shape& own, const Shape& shape, std::int64_t i) {
+  std::int64_t offset = 0, stride = 1;
+  for (int d = static_cast<int>(shape.size()) - 1, od = static_cast<int>(own.size()) - 1; d >= 0; --d, --od) {
+    const std::int64_t index = i % shape[d];
+    i /= shape[d];
+    if (od >= 0) {
+      if (own[od] != 1) offset += index * stride;
+      stride *= own[od];
+    }
+  }
+  return data[offset];
+}
+
+double tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::float16: return 2e-3;
+    case DType::bfloat16: return 1e-2;
+    case DType::float32: return 1e-6;
+    default: return 1e-12;
+  }
+}
+
+void expect_near_all(const std::vector<double>& expected, const Tensor& got, DType dtype, const std::string& what) {
+  const std::vector<double> g = host(got);
+  ASSERT_EQ(g.size(), expected.size()) << what;
+  std::int64_t bad = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (std::abs(g[i] - expected[i]) > tolerance(dtype) * (1 + std::abs(expected[i]))) {
+      if (bad++ < 5) ADD_FAILURE() << what << ": element " << i << " is " << g[i] << ", expected " << expected[i];
+    }
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+const jit::JitFunction& axpy() {
+  static const jit::JitFunction fn =
+      jit::create_jit_fn("template <typename T> T axpy(T x, T y, T alpha) { return alpha * x + y; }", {{"alpha", 2.0}});
+  return fn;
+}
+
+// alpha * x + y on the host, broadcast to `shape`, rounded to `out`'s dtype by the comparison's tolerance.
+std::vector<double> axpy_reference(const Tensor& x, const Tensor& y, double alpha, const Shape& shape) {
+  const auto hx = host(x), hy = host(y);
+  std::vector<double> out(ten::shape_numel(shape));
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(out.size()); ++i) {
+    out[i] = alpha * at(hx, x.sizes(), shape, i) + at(hy, y.sizes(), shape, i);
+  }
+  return out;
+}
+
+TEST(JitFunctionGpu, ContiguousInputsTakeTheVectorizedPathTailIncluded) {
+  CUDAKIT_REQUIRE_GPU();
+  for (std::int64_t n : {1, 3, 4, 1000, 1000003}) {
+    const Tensor x = values({n}, DType::float32, 1), y = values({n}, DType::float32, 2);
+    EXPECT_EQ(axpy().variant_for({x, y}).access, OperandAccess::vectorized);
+    expect_near_all(axpy_reference(x, y, 2.0, {n}), axpy()(x, y), DType::float32, "n = " + std::to_string(n));
+  }
+}
+
+TEST(JitFunctionGpu, MisalignedOffsetViewsTakeTheContiguousPath) {
+  CUDAKIT_REQUIRE_GPU();
+  const Tensor base = values({1025}, DType::float32, 3);
+  const Tensor x = base.slice(0, 1, 1025);  // 4 bytes past a 16-byte boundary
+  const Tensor y = values({1024}, DType::float32, 4);
+  EXPECT_EQ(axpy().variant_for({x, y}).access, OperandAccess::contiguous);
+  expect_near_all(axpy_reference(x, y, 2.0, {1024}), axpy()(x, y), DType::float32, "offset view");
+}
+
+TEST(JitFunctionGpu, MixedDtypesPromoteAsTorchDoes) {
+  CUDAKIT_REQUIRE_GPU();
+  struct Case { DType a, b, result; };
+  for (const Case c : {Case{DType::float16, DType::float32, DType::float32}, Case{DType::bfloat16, DType::float16, DType::float32},
+                       Case{DType::int32, DType::float16, DType::float16}, Case{DType::int64, DType::int32, DType::int64},
+                       Case{DType::uint8, DType::float64, DType::float64}, Case{DType::bfloat16, DType::bfloat16, DType::bfloat16}}) {
+    const Tensor x = values({257, 3}, c.a, 5), y = values({257, 3}, c.b, 6);
+    const Tensor z = axpy()(x, y);
+    EXPECT_EQ(z.dtype(), c.result);
+    expect_near_all(axpy_reference(x, y, 2.0, {257, 3}), z, c.result,
+                    std::string(ten::dtype_name(c.a)) + " with " + std::string(ten::dtype_name(c.b)));
+  }
+}
+
+TEST(JitFunctionGpu, HostScalarsAndScalarParametersOverriddenByName) {
+  CUDAKIT_REQUIRE_GPU();
+  const Tensor x = values({1000}, DType::int32, 7);
+  // An int32 tensor with a floating host number gives float32 (torch's default dtype).
+  const Tensor z = axpy().call({x, 0.5}, {.scalars = {{"alpha", 3}}}).front();
+  EXPECT_EQ(z.dtype(), DType::float32);
+  const auto hx = host(x);
+  std::vector<double> expected;
+  for (double v : hx) expected.push_back(3 * v + 0.5);
+  expect_near_all(expected, z, DType::float32, "host scalar input");
+  // A half tensor with a double host number stays half.
+  const Tensor h = values({64}, DType::float16, 8);
+  EXPECT_EQ(axpy()(h, 1.0).dtype(), DType::float16);
+}
+
+TEST(JitFunctionGpu, BroadcastsAndReadsStridedViews) {
+  CUDAKIT_REQUIRE_GPU();
+  const Tensor x = values({4, 1, 5}, DType::float32, 9), y = values({3, 1}, DType::float16, 10);
+  EXPECT_EQ(axpy().variant_for({x, y}).access, OperandAccess::strided);
+  const Tensor z = axpy()(x, y);
+  EXPECT_EQ(z.sizes(), (Shape{4, 3, 5}));
+  expect_near_all(axpy_reference(x, y, 2.0, {4, 3, 5}), z, DType::float32, "broadcast");
+
+  const Tensor t = values({300, 200}, DType::float32, 11).t();                        // transposed
+  const Tensor s = values({200, 600}, DType::bfloat16, 12).slice(1, 5, 605, 2);       // stepped, offset
+  const Tensor w = axpy()(t, s);
+  expect_near_all(axpy_reference(t, s, 2.0, {200, 300}), w, DType::float32, "transposed with stepped slice");
+}
+
+TEST(JitFunctionGpu, OutMayBeAnInputButNotAShiftedView) {
+  CUDAKIT_REQUIRE_GPU();
+  Tensor x = values({4096}, DType::float32, 13);
+  const Tensor y = values({4096}, DType::float32, 14);
+  const auto expected = axpy_reference(x, y, 2.0, {4096});
+  const auto result = axpy().call({x, y}, {.out = {x}});
+  EXPECT_EQ(result.front().data_ptr(), x.data_ptr());
+  expect_near_all(expected, x, DType::float32, "in place");
+  // Another dtype for out: the result is converted.
+  Tensor half_out = ten::empty({4096}, {.dtype = DType::float16, .device = kCuda});
+  (void)axpy().call({x, y}, {.out = {half_out}});
+  expect_near_all(axpy_reference(x, y, 2.0, {4096}), half_out, DType::float16, "float16 out");
+  expect_refused([&] { (void)axpy().call({x.slice(0, 1, 4096), y.slice(0, 0, 4095)}, {.out = {x.slice(0, 0, 4095)}}); },
+                 "overlaps a tensor input");
+  expect_refused([&] { (void)axpy().call({x, y}, {.out = {ten::empty({4095}, {.device = kCuda})}}); },
+                 "but the inputs broadcast to [4096]");
+}
+
+TEST(JitFunctionGpu, HalfTypesComputeInFloatOnEveryPath) {
+  CUDAKIT_REQUIRE_GPU();
+  // x * y - x * y' with values that lose everything when rounded to half between the steps.
+  const jit::JitFunction fn = jit::create_jit_fn("template <typename T> T f(T x) { return (x + T(1000)) - T(1000); }");
+  for (DType dtype : {DType::float16, DType::bfloat16}) {
+    const Tensor x = values({1030}, dtype, 15);
+    for (const Tensor& view : {x, x.slice(0, 1, 1030), x.slice(0, 0, 1030, 2)}) {
+      const auto hx = host(view);
+      expect_near_all(hx, fn(view), dtype, std::string(ten::dtype_name(dtype)) + " " + jit::to_string(fn.variant_for({view}).access));
+    }
+  }
+}
+
+TEST(JitFunctionGpu, MultipleOutputsAndSixteenInputs) {
+  CUDAKIT_REQUIRE_GPU();
+  const jit::JitFunction sincos = jit::create_multi_output_jit_fn(
+      "template <typename T> void sincos(T x, T& s, T& c) { s = sin(x); c = cos(x); }", 2);
+  const Tensor x = values({999}, DType::float64, 16);
+  const auto out = sincos.call({x});
+  ASSERT_EQ(out.size(), 2u);
+  std::vector<double> s, c;
+  for (double v : host(x)) {
+    s.push_back(std::sin(v));
+    c.push_back(std::cos(v));
+  }
+  expect_near_all(s, out[0], DType::float64, "sin");
+  expect_near_all(c, out[1], DType::float64, "cos");
+
+  std::string params, body = "T(0)";
+  for (int i = 0; i < 16; ++i) {
+    params += (i ? ", T x" : "T x") + std::to_string(i);
+    body += " + T(" + std::to_string(i + 1) + ") * x" + std::to_string(i);
+  }
+  const jit::JitFunction sum16 = jit::create_jit_fn("template <typename T> T s(" + params + ") { return " + body + "; }");
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < 16; ++i) inputs.push_back(values({33, 7}, i % 2 ? DType::float32 : DType::float16, 100 + i));
+  std::vector<jit::JitArgument> arguments(inputs.begin(), inputs.end());
+  const Tensor r = sum16.call(arguments).front();
+  std::vector<double> expected(33 * 7, 0);
+  for (int i = 0; i < 16; ++i) {
+    const auto h = host(inputs[i]);
+    for (std::size_t e = 0; e < expected.size(); ++e) expected[e] += (i + 1) * h[e];
+  }
+  expect_near_all(expected, r, DType::float32, "sixteen inputs");
+}
+
+// 2^31 + 8 elements: 64-bit index arithmetic on the vectorized and the strided paths (4 GiB).
+TEST(JitFunctionGpu, MoreThanTwoToTheThirtyOneElements) {
+  CUDAKIT_REQUIRE_GPU();
+  const jit::JitFunction inc = jit::create_jit_fn("template <typename T> T inc(T x) { return x + T(1); }");
+  const std::int64_t n = (std::int64_t{1} << 31) + 8;
+  Tensor x = ten::empty({n}, {.dtype = DType::uint8, .device = kCuda});
+  x.fill_(6);
+  x.slice(0, n - 3, n).fill_(200);
+  const auto v = inc.variant_for({x});
+  EXPECT_TRUE(v.index64);
+  EXPECT_EQ(v.access, OperandAccess::vectorized);
+  Tensor y = inc.call({x}, {.out = {x}}).front();  // in place: no second 2 GiB
+  EXPECT_EQ(host(y.slice(0, 0, 4)), (std::vector<double>{7, 7, 7, 7}));
+  EXPECT_EQ(host(y.slice(0, n - 5, n)), (std::vector<double>{7, 7, 201, 201, 201}));
+  // Strided: the transpose of [n / 2, 2].
+  const Tensor t = x.view({n / 2, 2}).t();
+  Tensor out = ten::empty({2, n / 2}, {.dtype = DType::uint8, .device = kCuda});
+  const auto sv = inc.variant_for({t});
+  EXPECT_EQ(sv.access, OperandAccess::strided);
+  EXPECT_TRUE(sv.index64);
+  (void)inc.call({t}, {.out = {out}});
+  // Row 0 holds x's even elements, row 1 its odd ones: x[n-4] = 7, x[n-3..n-1] = 201.
+  EXPECT_EQ(host(out.slice(1, n / 2 - 2, n / 2)), (std::vector<double>{8, 202, 202, 202}));
+  EXPECT_EQ(host(out.slice(1, 0, 2)), (std::vector<double>{8, 8, 8, 8}));
+}
+
+TEST(JitReductionGpu, SumOfSquaresOverAllAndChosenDimensions) {
+  CUDAKIT_REQUIRE_GPU();
+  const jit::JitReduction sum_of_squares = jit::create_jit_reduction(
+      "template <typename T> T square(T x) { return x * x; }", "template <typename T> T add(T a, T b) { return a + b; }", "0");
+  for (std::int64_t n : {1, 7, 1000, 1 << 20, (1 << 22) + 3}) {
+    const Tensor x = values({n}, DType::float32, 20);
+    double expected = 0;
+    for (double v : host(x)) expected += v * v;
+    const Tensor total = sum_of_squares(x);
+    EXPECT_EQ(total.dim(), 0);
+    EXPECT_NEAR(total.item(), expected, 1e-5 * expected) << n;
+  }
+  const Tensor m = values({37, 1001}, DType::float64, 21);
+  const auto hm = host(m);
+  for (int dim : {0, 1, -1}) {
+    const Tensor r = sum_of_squares.call({m}, {.dims = {dim}});
+    const int d = dim < 0 ? 1 : dim;
+    std::vector<double> expected(d == 0 ? 1001 : 37, 0);
+    for (int i = 0; i < 37; ++i) {
+      for (int j = 0; j < 1001; ++j) expected[d == 0 ? j : i] += hm[i * 1001 + j] * hm[i * 1001 + j];
+    }
+    expect_near_all(expected, r, DType::float64, "dim " + std::to_string(dim));
+  }
+  expect_refused([&] { (void)sum_of_squares.call({m}, {.dims = {2}}); },
+                 "dimension 2 is out of range for the inputs' shape [37, 1001]");
+  expect_refused([&] { (void)sum_of_squares.call({m}, {.dims = {1, -1}}); }, "dimension -1 is named twice in dims");
+  const Tensor kept = sum_of_squares.call({m}, {.dims = {1}, .keepdim = true});
+  EXPECT_EQ(kept.sizes(), (Shape{37, 1}));
+  const Tensor strided = sum_of_squares.call({m.t()}, {.dims = {0}});  // rows of m, read down a transpose
+  EXPECT_EQ(strided.sizes(), (Shape{37}));
+  expect_near_all(host(sum_of_squares.call({m}, {.dims = {1}})), strided, DType::float64, "strided rows");
+}
+
+TEST(JitReductionGpu, HalfInputsAccumulateInFloat) {
+  CUDAKIT_REQUIRE_GPU();
+  const jit::JitReduction sum = jit::create_jit_reduction(
+      "template <typename T> T id(T x) { return x; }", "template <typename T> T add(T a, T b) { return a + b; }", "0");
+  // 3000 * 0.1 in float is ~299.93 (300 in half); a half accumulator stalls at 256.
+  Tensor x = ten::full({3000}, 0.1, {.dtype = DType::float16, .device = kCuda});
+  const Tensor r = sum(x);
+  EXPECT_EQ(r.dtype(), DType::float16);
+  EXPECT_EQ(r.item(), 300.0);
+}
+
+TEST(JitReductionGpu, MaximumWithIdentityAndEmptyReductions) {
+  CUDAKIT_REQUIRE_GPU();
+  const jit::JitReduction maximum = jit::create_jit_reduction(
+      "template <typename T> T id(T x) { return x; }", "template <typename T> T larger(T a, T b) { return a > b ? a : b; }",
+      "-1e30");
+  const Tensor x = values({100, 50}, DType::bfloat16, 22);
+  const auto hx = host(x);
+  EXPECT_EQ(maximum(x).item(), *std::max_element(hx.begin(), hx.end()));
+  const Tensor empty = ten::empty({4, 0}, {.device = kCuda});
+  const Tensor r = maximum.call({empty}, {.dims = {1}});
+  EXPECT_EQ(host(r), (std::vector<double>(4, static_cast<double>(-1e30f))));
+}
+
+// Note [Compiling during a capture]: the first call of a variant inside a global-mode capture
+// compiles and loads without breaking the capture; the graph replays the kernel.
+TEST(JitFunctionGpu, FirstCallInsideAGlobalCaptureKeepsTheCapture) {
+  CUDAKIT_REQUIRE_GPU();
+  // Unique code, so that this process compiles (or reads from disk) and loads it now.
+  const jit::JitFunction fn = jit::create_jit_fn("template <typename T> T f(T x) { return x * T(3) + T(" +
+                                                 std::to_string(::getpid() % 1000) + "); }");
+  const Tensor x = values({4096}, DType::float32, 23);
+  Tensor out = ten::empty({4096}, {.device = kCuda});
+  cudakit::Stream stream(0);
+  ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(stream.handle(), cudaStreamCaptureModeGlobal), cudaSuccess);
+  (void)fn.call({x}, {.out = {out}, .stream = stream.ref()});
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream.handle(), &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, stream.handle()), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream.handle()), cudaSuccess);
+  std::vector<double> expected;
+  for (double v : host(x)) expected.push_back(3 * v + ::getpid() % 1000);
+  expect_near_all(expected, out, DType::float32, "replayed");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+TEST(JitFunctionGpu, LaunchesReportToTheTraceHooks) {
+  CUDAKIT_REQUIRE_GPU();
+  const Tensor x = values({100}, DType::float32, 24), y = values({100}, DType::float32, 25);
+  (void)axpy()(x, y);  // compiled before listening
+  int launches = 0;
+  std::size_t accesses = 0;
+  const std::uint64_t id = cudakit::attach_trace_listener([&](const cudakit::TraceEvent& e) {
+    if (e.kind == cudakit::TraceEventKind::kernel_launch && std::string(e.name) == "jiterator") {
+      ++launches;
+      accesses = e.accesses.size();
+    }
+  });
+  (void)axpy()(x, y);
+  cudakit::detach_trace_listener(id);
+  EXPECT_EQ(launches, 1);
+  EXPECT_EQ(accesses, 3u);
+}
+
+}  // namespace
