@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cudakit/memory/allocator_config.hpp"
@@ -90,5 +92,12 @@ void record_memory_history(bool enabled, std::size_t max_entries = 100000, int d
 void dump_snapshot(const std::string& path, int device = -1);
 // The calling thread's stack, innermost first, without cudakit's own frames.
 [[nodiscard]] StackFrames capture_stack(int skip = 0);
+// The two halves of capture_stack, for callers that capture often and symbolize rarely (the
+// stream sanitizer): the return addresses of the caller's stack, innermost first, at most
+// `max_frames` of them after skipping `skip` frames above the caller; and their names, without
+// frames whose name starts with one of `hidden_prefixes`.
+[[nodiscard]] std::vector<void*> capture_return_addresses(int skip = 0, int max_frames = 32);
+[[nodiscard]] StackFrames symbolize_stack(std::span<void* const> addresses,
+                                          std::span<const std::string_view> hidden_prefixes = {});
 
 }  // namespace cudakit::memory
