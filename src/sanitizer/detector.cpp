@@ -43,7 +43,8 @@ namespace cudakit::sanitizer {
 // issued to, with its buffers as accesses; whatever streams the library uses inside are joined
 // back into that stream by the library, so they are not modelled.
 // Graphs: operations issued on a capturing stream (and on streams that join the capture through
-// an event or stream wait) are recorded, not applied; each graph_launch on stream t replays them
+// an event or stream wait) are recorded, not applied; blocks allocated during a capture belong to
+// the graph's private pool, so their frees are not checked; each graph_launch on stream t replays them
 // in capture order, the capture's stream mapped to t and each other captured stream to a stream
 // of the graph's own, so the graph's inner ordering (its events) and its ordering against t's
 // work are both checked at every replay.
@@ -76,6 +77,9 @@ struct Allocation {
   OperationPtr op;
   std::vector<std::uint32_t> recorded_streams;  // record_stream
   bool freed = false;
+  // Allocated while its stream captured: the graph's private pool keeps the block for the
+  // replays, whatever the program frees.
+  bool graph_owned = false;
 };
 
 // One operation as a capture records it, replayed at each graph_launch.
@@ -355,7 +359,7 @@ void Detector::Impl::on_allocation(const TraceEvent& e) {
   if (it != allocations_.begin() && std::prev(it)->second.end > begin) --it;
   while (it != allocations_.end() && it->first < end) it = allocations_.erase(it);
   OperationPtr op = make_operation(TraceEventKind::allocation, nullptr, s, capture_frames());
-  allocations_.emplace(begin, Allocation{.end = end, .stream = s, .op = op});
+  allocations_.emplace(begin, Allocation{.end = end, .stream = s, .op = op, .graph_owned = recording(s)});
   shadow_.reset(begin, end, SegmentState::allocated, std::nullopt);
 }
 
@@ -365,8 +369,8 @@ void Detector::Impl::on_free(const TraceEvent& e) {
   if (it == allocations_.end() || it->second.freed) return;  // not a block the detector saw
   Allocation& block = it->second;
   const std::uint32_t s = block.stream;
-  // A block freed while its stream captures stays with the graph's private pool.
-  if (recording(s)) return;
+  // A block of a graph's private pool stays with the graph (its replays still use it).
+  if (block.graph_owned) return;
   VectorClock& clock = view(s);
   const std::uint64_t c = clock.advance(s);
   const Access free_access{.stream = s, .clock = c,

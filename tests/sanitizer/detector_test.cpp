@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/trace_hooks.hpp"
@@ -28,7 +29,7 @@ namespace cudakit::testing {
 
 // Outside an anonymous namespace, so that its name is exported and appears in captured stacks.
 [[gnu::noinline]] std::vector<RaceReport> run_with_stacks(const EventProgram& p) {
-  Detector detector({.stacks = true});
+  Detector detector({.stacks = true, .uninitialized_reads = false});
   return p.run(detector);
 }
 
@@ -239,6 +240,27 @@ TEST(Sanitizer, ModesParseAndABadOneIsNamed) {
   }
   EXPECT_THROW(cudakit::sanitizer::enable(static_cast<Mode>(9)), cudakit::InvalidArgumentError);
   EXPECT_FALSE(cudakit::sanitizer::enabled());
+}
+
+TEST(SanitizerThreads, OperationsFromManyThreadsAreSerialized) {
+  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::log, {.stacks = false});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t] {
+      // Each thread its own stream and buffer: no races, only concurrent reporting.
+      EventProgram p;
+      p.alloc(stream(10 + t), buffer(10 + t), N);
+      for (int i = 0; i < 200; ++i) p.kernel(stream(10 + t), {cudakit::testing::rw(buffer(10 + t), N)});
+      p.kernel(stream(10 + t), {wr(buffer(10 + t), N)}).free(buffer(10 + t), N);
+      emit(p);
+    });
+  }
+  for (auto& t : threads) t.join();
+  const auto stats = cudakit::sanitizer::stats();
+  const auto reports = cudakit::sanitizer::reports();
+  cudakit::sanitizer::disable();
+  EXPECT_EQ(stats.operations, 4u * 201u);
+  EXPECT_TRUE(reports.empty());
 }
 
 constexpr const char* kEnvChild = "sanitizer_env";

@@ -22,7 +22,7 @@ using cudakit::TraceEventKind;
 inline cudaStream_t stream(int i) { return reinterpret_cast<cudaStream_t>(std::uintptr_t{0x5000} + 16u * i); }
 inline cudaEvent_t event(int i) { return reinterpret_cast<cudaEvent_t>(std::uintptr_t{0xe000} + 16u * i); }
 // Buffer i: 1 MiB apart, so buffers never overlap unless a test slices one.
-inline char* buffer(int i) { return reinterpret_cast<char*>(std::uintptr_t{0x7f0000000000} + (std::uintptr_t{i} << 20)); }
+inline char* buffer(int i) { return reinterpret_cast<char*>(std::uintptr_t{0x7f0000000000} + (static_cast<std::uintptr_t>(i) << 20)); }
 
 inline MemoryAccess rd(const void* p, std::size_t n, const char* arg = "in") {
   return {p, n, MemoryAccess::Mode::read, arg};

@@ -288,6 +288,12 @@ const Case kCorrect[] = {
        p.record(e3, s3).wait(s2, e3).replay(13, s2);
      },
      std::nullopt},
+    {"graph_private_pool_block_freed_after_the_capture",
+     [](EventProgram& p) {
+       p.capture_begin(s0, 14).alloc(s0, b0, N).kernel(s0, {wr(b0, N)}).kernel(s0, {rd(b0, N)}).capture_end(s0, 14);
+       p.replay(14, s2).free(b0, N).replay(14, s2);
+     },
+     std::nullopt},
     {"event_recorded_again_later",
      [](EventProgram& p) { read_on_s1(p); p.kernel(s0, {rd(b0, N)}).record(e0, s0).wait(s2, e0).kernel(s2, {rd(b0, N)}); },
      std::nullopt},
