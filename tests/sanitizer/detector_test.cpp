@@ -77,7 +77,7 @@ TEST(SanitizerReport, NamesBothAccessesTheOverlapAndTheAllocation) {
   EXPECT_TRUE(stack_names(r.current.stack, "run_with_stacks")) << r.to_string();
   EXPECT_TRUE(stack_names(r.previous->stack, "run_with_stacks")) << r.to_string();
   EXPECT_TRUE(stack_names(r.allocation->stack, "run_with_stacks")) << r.to_string();
-  EXPECT_FALSE(stack_names(r.current.stack, "cudakit::sanitizer::")) << r.to_string();
+  for (const auto& f : r.current.stack) EXPECT_FALSE(f.name.starts_with("cudakit::sanitizer::")) << f.name;
   const std::string text = r.to_string();
   for (const char* part : {"read-after-write", "consumer", "producer", "'x'", "'y'", "allocated: operation #"}) {
     EXPECT_NE(text.find(part), std::string::npos) << part << " missing in\n" << text;

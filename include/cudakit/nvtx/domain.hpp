@@ -3,11 +3,12 @@
 // Systems shows them in a row of their own ("cudakit") with categories named by name_category.
 //
 // Note [NVTX without a tool]
-// NVTX3 is header-only: each call goes through a function pointer that, until a tool is loaded
-// (NVTX_INJECTION64_PATH, read at the first NVTX call of the process), points to a stub that
-// returns at once. The domain handle is created once, at the first use (a function-local static:
-// one load and a not-taken branch afterwards), so a range costs that branch, the indirect call
-// and one relaxed load of the trace hooks (See bench/nvtx_bench.cpp for the figures).
+// NVTX3 is header-only: each call loads a function pointer. It points to an initializer until
+// the first NVTX call of the process, which looks for a tool (NVTX_INJECTION64_PATH); with none,
+// every pointer is set to null and a call is one load and a not-taken branch. The domain handle
+// is created once, at the first use (a function-local static: one load and a not-taken branch
+// afterwards), so a range costs those two branches and one relaxed load of the trace hooks, all
+// inline (See bench/nvtx_bench.cpp for the figures).
 
 #include <nvtx3/nvToolsExt.h>
 
