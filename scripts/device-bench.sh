@@ -63,3 +63,20 @@ if [ -x "$B/bin/tunable_bench" ]; then
   } > "$out/tunable.jsonl" 2> "$out/tunable.err"
   python3 bench/tunable_table.py "$out/tunable.jsonl" | tee "$out/tunable.txt"
 fi
+echo "== NVTX ranges with no tool attached (cudakit and raw NVTX3, then torch.cuda.nvtx)"
+{
+  env -u NVTX_INJECTION64_PATH "$B/bin/nvtx_bench"
+  env -u NVTX_INJECTION64_PATH python3 bench/torch_nvtx_bench.py 2>&1 | grep -v -i warn
+} > "$out/nvtx.txt" 2>&1
+grep -v '^{' "$out/nvtx.txt"
+python3 bench/ratio_table.py "$out/nvtx.txt" ns_per_pair cudakit nvtx
+echo "== stream sanitizer (cudakit off/on, torch.cuda._sanitizer off/on, the seed workflow off/on)"
+{
+  "$B/bin/sanitizer_bench"
+  python3 bench/torch_sanitizer_bench.py 2>&1 | grep -v -i warn
+  python3 bench/seed_workflow_time.py "$B/bin/cudakit" 5
+} > "$out/sanitizer.txt" 2>&1
+grep -v '^{' "$out/sanitizer.txt"
+python3 bench/ratio_table.py "$out/sanitizer.txt" us_per_op off sanitizer
+python3 bench/ratio_table.py "$out/sanitizer.txt" us_per_op "torch, off" sanitizer
+python3 bench/ratio_table.py "$out/sanitizer.txt" ms_per_run off sanitizer

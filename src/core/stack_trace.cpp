@@ -4,6 +4,8 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -12,23 +14,36 @@
 
 namespace cudakit {
 
-StackFrames capture_stack(int skip) {
-  void* addresses[64];
-  const int n = backtrace(addresses, 64);
+std::vector<void*> capture_return_addresses(int skip, int max_frames) {
+  std::vector<void*> addresses(static_cast<std::size_t>(std::max(0, max_frames) + 1 + std::max(0, skip)));
+  const int n = backtrace(addresses.data(), static_cast<int>(addresses.size()));
+  const auto first = static_cast<std::size_t>(std::min(n, 1 + std::max(0, skip)));
+  addresses.resize(static_cast<std::size_t>(n));
+  addresses.erase(addresses.begin(), addresses.begin() + static_cast<std::ptrdiff_t>(first));
+  return addresses;
+}
+
+StackFrames symbolize_stack(std::span<void* const> addresses, std::span<const std::string_view> hidden_prefixes) {
   StackFrames frames;
-  for (int i = 1 + skip; i < n; ++i) {
+  for (void* address : addresses) {
     Dl_info info{};
     StackFrame f;
-    if (dladdr(addresses[i], &info) && info.dli_sname) {
+    if (dladdr(address, &info) && info.dli_sname) {
       f.name = demangle(info.dli_sname);
     } else {
-      f.name = detail::concat("0x", std::hex, reinterpret_cast<std::uintptr_t>(addresses[i]));
+      f.name = detail::concat("0x", std::hex, reinterpret_cast<std::uintptr_t>(address));
     }
     f.filename = info.dli_fname ? info.dli_fname : "??";
+    if (std::any_of(hidden_prefixes.begin(), hidden_prefixes.end(),
+                    [&](std::string_view p) { return f.name.starts_with(p); })) {
+      continue;
+    }
     frames.push_back(std::move(f));
   }
   return frames;
 }
+
+StackFrames capture_stack(int skip) { return symbolize_stack(capture_return_addresses(skip + 1, 64)); }
 
 std::string demangle(const char* mangled) {
   if (mangled == nullptr) return "<unnamed>";

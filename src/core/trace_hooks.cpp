@@ -58,6 +58,11 @@ const char* to_string(TraceEventKind kind) noexcept {
     case TraceEventKind::capture_end: return "capture_end";
     case TraceEventKind::graph_launch: return "graph_launch";
     case TraceEventKind::stream_destroy: return "stream_destroy";
+    case TraceEventKind::collective: return "collective";
+    case TraceEventKind::range_push: return "range_push";
+    case TraceEventKind::range_pop: return "range_pop";
+    case TraceEventKind::range_start: return "range_start";
+    case TraceEventKind::range_end: return "range_end";
   }
   return "unknown";
 }

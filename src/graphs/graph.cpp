@@ -258,8 +258,10 @@ void Graph::replay(OptionalStream stream_arg) {
   }
   const StreamRef stream = stream_or_current(stream_arg, s->device);
   for (const auto& [hook, token] : s->replay_hooks) hook->replay(s->device, token, stream);
+  // The capture's id (not the executable's handle), so that a listener matches a replay with
+  // what its capture recorded (the sanitizer replays a graph's accesses).
   CUDAKIT_TRACE({.kind = TraceEventKind::graph_launch, .device = s->device,
-                 .stream = stream.handle(), .graph = reinterpret_cast<std::uintptr_t>(s->exec)});
+                 .stream = stream.handle(), .graph = reinterpret_cast<std::uintptr_t>(s)});
   CUDAKIT_CHECK_CUDA(cudaGraphLaunch(s->exec, stream.handle()));
 }
 

@@ -1,6 +1,7 @@
 #include "cudakit/memory/snapshot.hpp"
 
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -130,6 +131,7 @@ StackFrames capture_stack(int skip) {
   std::erase_if(frames, [](const StackFrame& f) { return f.name.rfind("cudakit::memory::", 0) == 0; });
   return frames;
 }
+
 
 // record_memory_history and memory_snapshot are in device_allocator.cpp, with the backend they
 // depend on (See Note [Allocator backends]).

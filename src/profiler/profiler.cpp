@@ -6,7 +6,9 @@
 #include "cudakit/core/cupti_hub.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/profiler/chrome_trace.hpp"
+#include "cudakit/core/trace_hooks.hpp"
 #include "profiler/detail/activity_collector.hpp"
+#include "profiler/detail/range_recorder.hpp"
 
 namespace cudakit::profiler {
 namespace {
@@ -65,6 +67,12 @@ void Profiler::start() {
   listener_ = hub.add_activity_listener(
       activity_kinds(options_),
       [collector](const CUpti_Activity& record) { collector->on_record(record); });
+  // NVTX ranges reach the profiler through the trace hooks (the nvtx layer sits above it).
+  ranges_ = std::make_shared<detail::RangeRecorder>([] { return CuptiHub::instance().timestamp(); },
+                                                    [collector](RangeEvent r) { collector->add_range(std::move(r)); });
+  range_listener_ = attach_trace_listener([ranges = ranges_](const TraceEvent& e) {
+    ranges->on_event(e, CuptiHub::current_thread_id());
+  });
   detail::register_running(collector_);
   running_ = true;
 }
@@ -75,6 +83,8 @@ void Profiler::stop() {
   CuptiHub& hub = CuptiHub::instance();
   hub.flush();
   hub.remove_activity_listener(listener_);
+  detach_trace_listener(range_listener_);
+  ranges_.reset();
   detail::unregister_running(collector_.get());
   listener_ = -1;
   running_ = false;

@@ -7,6 +7,7 @@
 
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/trace_hooks.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "cudakit/tensor/matmul_hook.hpp"
 #include "cudakit/tensor/detail/convert.hpp"
@@ -60,6 +61,14 @@ Operand as_operand(const Tensor& t, OptionalStream stream) {
   return o;
 }
 
+// The bytes a tensor's elements span (first to last element), as cuBLAS reads or writes them.
+MemoryAccess extent(const Tensor& t, MemoryAccess::Mode mode, const char* argument) {
+  std::int64_t last = 0;
+  for (int d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);
+  const std::size_t bytes = t.numel() == 0 ? 0 : static_cast<std::size_t>(last + 1) * t.element_size();
+  return {t.data_ptr(), bytes, mode, argument};
+}
+
 cudaDataType_t cuda_type(DType dtype) {
   switch (dtype) {
     case DType::float16: return CUDA_R_16F;
@@ -81,6 +90,16 @@ void cuda_matmul(const Tensor& a, const Tensor& b, Tensor& out, std::int64_t bat
   const void* beta = is_double ? static_cast<const void*>(&beta_d) : &beta_f;
   // float32 stays float32 (no TF32), as torch's default.
   const cublasComputeType_t compute = is_double ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  // cuBLAS launches on `stream` (its handle is bound to it): one operation there for the trace
+  // hooks, with its operands' byte ranges.
+  if (trace_hooks_active()) [[unlikely]] {
+    const MemoryAccess accesses[] = {extent(A.t, MemoryAccess::Mode::read, "a"),
+                                     extent(B.t, MemoryAccess::Mode::read, "b"),
+                                     extent(out, MemoryAccess::Mode::write, "out")};
+    cudakit::detail::emit_trace_event({.kind = TraceEventKind::kernel_launch, .device = stream.device(),
+                                       .stream = stream.handle(), .name = "tensor.matmul (cuBLAS)",
+                                       .accesses = accesses, .accesses_declared = true});
+  }
   // C^T (n x m) = B^T (n x k) * A^T (k x m), all column-major.
   if (const MatmulHook hook = installed_matmul_hook.load(std::memory_order_relaxed)) {
     MatmulCall call;

@@ -77,11 +77,14 @@ MemoryAccess operand_access(const void* base, const StridedIndexer& index, bool 
 auto elementwise_accesses(const ElementwiseArgs& a) {
   return with_accesses([&a] {
     std::array<MemoryAccess, 3> out{};
+    static constexpr const char* kInputNames[] = {"input", "other"};
     out[0] = operand_access(a.out, a.out_index, a.contiguous, a.numel, a.out_dtype,
                             MemoryAccess::Mode::write);
+    out[0].argument = "out";
     for (int i = 0; i < a.arity; ++i) {
       out[1 + i] = operand_access(a.in[i], a.in_index[i], a.contiguous, a.numel, a.in_dtype,
                                   MemoryAccess::Mode::read);
+      out[1 + i].argument = kInputNames[i];
     }
     return std::vector<MemoryAccess>(out.begin(), out.begin() + 1 + a.arity);
   });

@@ -53,13 +53,20 @@ TEST(GraphTraceGpu, CaptureAndReplayAreReportedInOrder) {
   EXPECT_EQ(kinds.front(), TraceEventKind::capture_begin);
   EXPECT_EQ(kinds.back(), TraceEventKind::graph_launch);
   EXPECT_EQ(kinds[kinds.size() - 2], TraceEventKind::capture_end);
+  std::uintptr_t capture_id = 0;
+  for (const auto& e : seen) {
+    if (e.kind == TraceEventKind::capture_begin) capture_id = e.graph;
+  }
+  EXPECT_NE(capture_id, 0u);
   for (const auto& e : seen) {
     if (e.kind == TraceEventKind::capture_begin || e.kind == TraceEventKind::capture_end) {
+      EXPECT_EQ(e.graph, capture_id);
       EXPECT_EQ(e.stream, capture_stream);
     }
     if (e.kind == TraceEventKind::graph_launch) {
       EXPECT_EQ(e.stream, replay_stream.handle());
-      EXPECT_EQ(e.graph, reinterpret_cast<std::uintptr_t>(graph.ref().exec()));
+      // The capture's id: a listener matches the replay with what the capture recorded.
+      EXPECT_EQ(e.graph, capture_id);
     }
     if (e.kind == TraceEventKind::kernel_launch) EXPECT_EQ(e.stream, capture_stream);
   }

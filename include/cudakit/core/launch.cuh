@@ -12,6 +12,7 @@
 //       out, n, value);
 
 #include <cstddef>
+#include <initializer_list>
 #include <span>
 #include <tuple>
 #include <type_traits>
@@ -86,6 +87,41 @@ void launch_kernel(const char* name, void (*kernel)(Params...), const KernelGeom
   kernel<<<geometry.grid, geometry.block, geometry.shared_bytes, stream.handle()>>>(
       std::forward<Args>(args)...);
   CUDAKIT_CHECK_LAUNCH(name);
+}
+
+// What a user's kernel reads and writes, for cudakit::launch: the kernel's name and its byte
+// ranges, each named by its argument (static strings: listeners keep the pointers).
+//
+//   cudakit::launch(scale, grid, block, stream,
+//                   {"scale", {cudakit::reads(x, n * 4, "x"), cudakit::writes(y, n * 4, "y")}}, x, y, n);
+struct Accesses {
+  const char* kernel_name;
+  std::initializer_list<MemoryAccess> list;
+};
+[[nodiscard]] constexpr MemoryAccess reads(const void* begin, std::size_t bytes, const char* argument = nullptr) {
+  return {begin, bytes, MemoryAccess::Mode::read, argument};
+}
+[[nodiscard]] constexpr MemoryAccess writes(const void* begin, std::size_t bytes, const char* argument = nullptr) {
+  return {begin, bytes, MemoryAccess::Mode::write, argument};
+}
+[[nodiscard]] constexpr MemoryAccess reads_writes(const void* begin, std::size_t bytes,
+                                                  const char* argument = nullptr) {
+  return {begin, bytes, MemoryAccess::Mode::read_write, argument};
+}
+
+// Launches a user's kernel with its declared accesses, so that the stream sanitizer (and any
+// trace listener) sees what it touches; a kernel launched with <<<...>>> is not seen at all, and
+// one through launch_kernel without accesses counts as unchecked.
+// @throws CudaError when the launch fails; what a trace listener throws (before launching).
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, StreamRef stream, const Accesses& accesses,
+            Args&&... args) {
+  if (trace_hooks_active()) [[unlikely]] {
+    detail::trace_launch(accesses.kernel_name, stream,
+                         std::span<const MemoryAccess>(accesses.list.begin(), accesses.list.size()), true);
+  }
+  kernel<<<grid, block, 0, stream.handle()>>>(std::forward<Args>(args)...);
+  CUDAKIT_CHECK_LAUNCH(accesses.kernel_name);
 }
 
 }  // namespace cudakit

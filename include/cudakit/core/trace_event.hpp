@@ -28,8 +28,13 @@ enum class TraceEventKind : std::uint8_t {
   device_synchronize,  // device (the host waits for all its work)
   capture_begin,       // stream, graph (the capture's id)
   capture_end,         // stream, graph
-  graph_launch,        // stream, graph (the executable graph)
+  graph_launch,        // stream, graph (the graph replayed)
   stream_destroy,      // stream (still valid: reported before it is destroyed)
+  collective,          // name, stream, accesses: a library's operation (NCCL's) seen as one launch
+  range_push,          // name: an NVTX range opened on this thread (nvtx layer)
+  range_pop,           // the innermost NVTX range of this thread closed
+  range_start,         // name, range_id: an NVTX range that may end on another thread
+  range_end,           // range_id
 };
 [[nodiscard]] const char* to_string(TraceEventKind kind) noexcept;
 
@@ -39,6 +44,8 @@ struct MemoryAccess {
   const void* begin = nullptr;
   std::size_t bytes = 0;
   Mode mode = Mode::read;
+  // The kernel's argument the range belongs to, for reports (static storage; may be null).
+  const char* argument = nullptr;
 };
 
 struct TraceEvent {
@@ -51,15 +58,19 @@ struct TraceEvent {
   const void* source = nullptr;
   std::size_t bytes = 0;
   cudaMemcpyKind copy_kind = cudaMemcpyDefault;
-  // kernel_launch: the kernel's name, as the launching code gives it (static storage).
+  // kernel_launch, collective, range_push, range_start: the operation's name, as the launching code gives it (static storage).
   const char* name = nullptr;
-  // kernel_launch: the ranges the kernel touches; valid during the listener's call only.
+  // kernel_launch, collective: the ranges the operation touches; valid during the listener's call only.
   std::span<const MemoryAccess> accesses;
   // kernel_launch: whether the launching code declared its accesses (an empty list then means
   // the kernel touches no memory, not that nothing is known).
   bool accesses_declared = false;
-  // capture_begin / capture_end / graph_launch: the graph's identity (its handle's value).
+  // capture_begin / capture_end / graph_launch: the graph's identity, the same value for a
+  // graphs::Graph's capture and each of its replays; GraphRef::replay, which knows no capture,
+  // reports its executable's handle.
   std::uintptr_t graph = 0;
+  // range_start / range_end: the range's id (nvtxRangeStartEx's).
+  std::uint64_t range_id = 0;
 };
 
 }  // namespace cudakit

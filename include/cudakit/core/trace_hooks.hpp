@@ -15,11 +15,15 @@
 //    queued, the block before it can be reused, the stream while it still exists);
 //  - after it for allocation, event_create, stream_create, capture_begin (what they report exists
 //    only then) and capture_end, graph_launch (reported once queued).
+//  - NVTX ranges (range_push/pop/start/end) after NVTX got them, through the no-throw path: a
+//    range is bookkeeping, not an operation to refuse.
 // A listener may throw to refuse an operation (a sanitizer reporting a race): the exception leaves
 // the operation's call before the operation is performed, for the kinds reported before it. From
 // operations that cannot throw (frees and destructions in destructors) it is logged instead.
 // What is reported: cudakit's own launches (those made through launch_kernel, launch.cuh),
-// copies and memsets, the default allocator's blocks, Stream/Event/Graph operations. Work a program
+// copies and memsets, cuBLAS calls of the tensor layer, the default allocator's blocks,
+// Stream/Event/Graph operations, NVTX ranges; a collectives layer reports its operations as
+// `collective` (the library's inner streams stay inside one operation on the caller's stream). Work a program
 // queues with raw CUDA calls is not seen here; CUPTI (CuptiHub) sees that.
 
 #include <atomic>

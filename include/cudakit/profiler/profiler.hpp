@@ -8,10 +8,11 @@
 //   std::cout << prof.key_averages_table();
 //
 // Records kernels, memcpys, memsets, runtime API calls, synchronizations (see TraceEvents) and
-// record_function ranges, through the process's CuptiHub, so it runs alongside graph kernel
+// record_function ranges and NVTX ranges (cudakit::nvtx, through the trace hooks), through the process's CuptiHub, so it runs alongside graph kernel
 // annotations and other hub listeners. Several profilers may run at once; each gets every
 // record made while it runs. Not thread-safe itself: start/stop/export from one thread.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ namespace cudakit::profiler {
 
 namespace detail {
 class ActivityCollector;  // the event store CUPTI's thread appends to (src/profiler/detail)
+class RangeRecorder;      // NVTX ranges from the trace hooks (src/profiler/detail)
 }
 
 struct ProfilerOptions {
@@ -68,6 +70,8 @@ class Profiler {
   ProfilerOptions options_;
   std::shared_ptr<detail::ActivityCollector> collector_;
   int listener_ = -1;
+  std::shared_ptr<detail::RangeRecorder> ranges_;
+  std::uint64_t range_listener_ = 0;
   bool running_ = false;
 };
 

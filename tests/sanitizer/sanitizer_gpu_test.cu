@@ -1,0 +1,255 @@
+// The stream sanitizer on real programs: tensor ops and users' kernels (cudakit::launch with
+// declared accesses) on several streams, a subset of the host tier's planted bugs (each must be
+// reported) and correct programs (none may be). Log mode, so a bug's program runs to the end.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cudakit/core/event.hpp"
+#include "cudakit/core/launch.cuh"
+#include "cudakit/core/stream.hpp"
+#include "cudakit/graphs/graph.hpp"
+#include "cudakit/graphs/graph_capture.hpp"
+#include "cudakit/memory/device_allocator.hpp"
+#include "cudakit/sanitizer/sanitizer.hpp"
+#include "cudakit/sanitizer/sanitizer_error.hpp"
+#include "cudakit/tensor/elementwise.hpp"
+#include "cudakit/tensor/factories.hpp"
+#include "cudakit/tensor/matmul.hpp"
+#include "support/gpu_test.hpp"
+
+namespace {
+
+namespace ten = cudakit::tensor;
+namespace san = cudakit::sanitizer;
+using san::HazardKind;
+
+constexpr int kN = 1 << 16;
+constexpr std::size_t kBytes = kN * sizeof(float);
+
+__global__ void produce(float* out, int n, float value) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = value;
+}
+__global__ void consume(const float* in, float* out, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = in[i] * 2.0f;
+}
+
+void launch_produce(float* out, cudakit::StreamRef s, int n = kN) {
+  cudakit::launch(produce, 64, 256, s, {"produce", {cudakit::writes(out, n * sizeof(float), "out")}}, out, n, 1.0f);
+}
+void launch_consume(const float* in, float* out, cudakit::StreamRef s, int n = kN) {
+  cudakit::launch(consume, 64, 256, s,
+                  {"consume", {cudakit::reads(in, n * sizeof(float), "in"), cudakit::writes(out, n * sizeof(float), "out")}},
+                  in, out, n);
+}
+
+float* device_floats(cudakit::StreamRef s) { return static_cast<float*>(cudakit::memory::allocate(kBytes, s)); }
+
+// Runs `program` with the sanitizer on (log mode), returns what it reported.
+template <class Program>
+std::vector<san::RaceReport> sanitized(Program program) {
+  san::enable(san::Mode::log);
+  program();
+  cudakit::synchronize();
+  auto reports = san::reports();
+  san::disable();
+  return reports;
+}
+
+std::string text(const std::vector<san::RaceReport>& reports) {
+  std::string s;
+  for (const auto& r : reports) s += r.to_string();
+  return s;
+}
+
+bool found(const std::vector<san::RaceReport>& reports, HazardKind kind) {
+  for (const auto& r : reports) {
+    if (r.kind == kind) return true;
+  }
+  return false;
+}
+
+// A planted bug's program reports `kind`; its corrected twin reports nothing.
+void expect_outcome(const std::vector<san::RaceReport>& reports, bool planted, HazardKind kind) {
+  if (planted) {
+    EXPECT_TRUE(found(reports, kind)) << "not found: " << san::to_string(kind) << "\n" << text(reports);
+  } else {
+    EXPECT_TRUE(reports.empty()) << text(reports);
+  }
+}
+
+TEST(SanitizerGpu, UserKernelReadAfterWriteAcrossStreams) {
+  CUDAKIT_REQUIRE_GPU();
+  cudakit::Stream s0, s1;
+  const auto reports = sanitized([&] {
+    float* a = device_floats(s0);
+    float* b = device_floats(s1);
+    launch_produce(a, s0);
+    launch_consume(a, b, s1);  // no wait: races with produce
+    s0.synchronize();
+    s1.synchronize();
+    cudakit::memory::deallocate(a);
+    cudakit::memory::deallocate(b);
+  });
+  ASSERT_TRUE(found(reports, HazardKind::read_after_write)) << text(reports);
+  EXPECT_EQ(reports.front().current.name, "consume");
+  EXPECT_EQ(reports.front().current.argument, "in");
+  EXPECT_EQ(reports.front().previous->name, "produce");
+}
+
+TEST(SanitizerGpu, UserKernelsChainedByAnEventAreNotReported) {
+  CUDAKIT_REQUIRE_GPU();
+  cudakit::Stream s0, s1;
+  cudakit::Event ready;
+  const auto reports = sanitized([&] {
+    float* a = device_floats(s0);
+    float* b = device_floats(s1);
+    launch_produce(a, s0);
+    ready.record(s0);
+    ready.wait(s1);
+    launch_consume(a, b, s1);
+    cudakit::memory::record_stream(a, s1);
+    cudakit::memory::deallocate(a);  // record_stream: the allocator waits for s1 itself
+    s1.synchronize();
+    cudakit::memory::deallocate(b);
+  });
+  EXPECT_TRUE(reports.empty()) << text(reports);
+}
+
+TEST(SanitizerGpu, WriteAfterReadAcrossStreams) {
+  CUDAKIT_REQUIRE_GPU();
+  cudakit::Stream s0, s1;
+  const auto reports = sanitized([&] {
+    float* a = device_floats(s0);
+    float* b = device_floats(s1);
+    launch_produce(a, s0);
+    s0.synchronize();
+    launch_consume(a, b, s1);
+    launch_produce(a, s0);  // overwrites a while s1 may still read it
+    cudakit::synchronize();
+    cudakit::memory::deallocate(a);
+    cudakit::memory::deallocate(b);
+  });
+  EXPECT_TRUE(found(reports, HazardKind::write_after_read)) << text(reports);
+}
+
+TEST(SanitizerGpu, FreeWithoutRecordStreamIsReportedAndWithItIsNot) {
+  CUDAKIT_REQUIRE_GPU();
+  cudakit::Stream s0, s1;
+  cudakit::Event ready;
+  for (const bool record : {false, true}) {
+    const auto reports = sanitized([&] {
+      float* a = device_floats(s0);
+      float* b = device_floats(s1);
+      launch_produce(a, s0);
+      ready.record(s0);
+      ready.wait(s1);
+      launch_consume(a, b, s1);
+      if (record) cudakit::memory::record_stream(a, s1);
+      cudakit::memory::deallocate(a);
+      s1.synchronize();
+      cudakit::memory::deallocate(b);
+    });
+    expect_outcome(reports, !record, HazardKind::free_while_in_use);
+  }
+}
+
+TEST(SanitizerGpu, OverlappingTensorSlicesAcrossStreams) {
+  CUDAKIT_REQUIRE_GPU();
+  cudakit::Stream s0, s1;
+  const ten::TensorOptions on_gpu{ten::DType::float32, ten::Device{ten::Device::Type::cuda, 0}};
+  for (const bool overlapping : {true, false}) {
+    const auto reports = sanitized([&] {
+      ten::Tensor x = ten::zeros({1024}, on_gpu, s0);
+      s0.synchronize();
+      ten::Tensor left = x.slice(0, 0, overlapping ? 600 : 512);
+      ten::Tensor right = x.slice(0, 512, 1024);
+      left.fill_(1.0, s0);
+      right.fill_(2.0, s1);
+      cudakit::synchronize();
+    });
+    expect_outcome(reports, overlapping, HazardKind::write_after_write);
+  }
+}
+
+TEST(SanitizerGpu, TensorOpsOnAnotherStreamNeedAWait) {
+  CUDAKIT_REQUIRE_GPU();
+  cudakit::Stream s0, s1;
+  const ten::TensorOptions on_gpu{ten::DType::float32, ten::Device{ten::Device::Type::cuda, 0}};
+  for (const bool wait : {false, true}) {
+    const auto reports = sanitized([&] {
+      ten::Tensor a = ten::ones({256, 256}, on_gpu, s0);
+      if (wait) s1.wait_stream(s0);
+      ten::Tensor c = ten::matmul(a, a, s1);
+      ten::Tensor d = ten::add(c, 1.0, s1);
+      cudakit::synchronize();  // before the tensors are freed: no record_stream needed
+      (void)d;
+    });
+    expect_outcome(reports, !wait, HazardKind::read_after_write);
+  }
+}
+
+TEST(SanitizerGpu, ThrowModeRefusesARacyLaunchBeforeItIsQueued) {
+  CUDAKIT_REQUIRE_GPU();
+  cudakit::Stream s0, s1;
+  float* a = device_floats(s0);
+  float* b = device_floats(s1);
+  s0.synchronize();
+  san::enable(san::Mode::throw_error);
+  launch_produce(a, s0);
+  EXPECT_THROW(launch_consume(a, b, s1), san::SanitizerError);
+  san::disable();
+  cudakit::synchronize();
+  cudakit::memory::deallocate(a);
+  cudakit::memory::deallocate(b);
+}
+
+TEST(SanitizerGpu, RaceInsideAReplayedGraph) {
+  CUDAKIT_REQUIRE_GPU();
+  cudakit::Stream side, replay_stream;
+  for (const bool joined_before_read : {false, true}) {
+    float* a = device_floats(replay_stream);
+    float* b = device_floats(replay_stream);
+    cudakit::synchronize();
+    cudakit::Event fork, done, join;
+    const auto reports = sanitized([&] {
+      cudakit::graphs::Graph graph;
+      {
+        cudakit::graphs::GraphCapture capture(graph);
+        const cudakit::StreamRef cs = capture.stream();
+        fork.record(cs);
+        fork.wait(side);  // side joins the capture
+        launch_produce(a, cs);
+        if (joined_before_read) {
+          done.record(cs);
+          done.wait(side);
+        }
+        launch_consume(a, b, side);
+        join.record(side);
+        join.wait(cs);
+      }
+      graph.replay(replay_stream);
+      graph.replay(replay_stream);
+      replay_stream.synchronize();
+    });
+    expect_outcome(reports, !joined_before_read, HazardKind::read_after_write);
+    cudakit::memory::deallocate(a);
+    cudakit::memory::deallocate(b);
+  }
+}
+
+TEST(SanitizerGpu, UndeclaredLaunchesAreCountedAsUnchecked) {
+  CUDAKIT_REQUIRE_GPU();
+  cudakit::Stream s0;
+  float* a = device_floats(s0);
+  san::enable(san::Mode::log);
+  cudakit::launch_kernel("undeclared_produce", produce, {64, 256}, s0, a, kN, 3.0f);
+  const auto stats = san::stats();
+  san::disable();
+  EXPECT_EQ(stats.unchecked_launches, 1u);
+  s0.synchronize();
+  cudakit::memory::deallocate(a);
+}
+
+}  // namespace
