@@ -27,6 +27,9 @@ struct FeatureSupport {
 // Graph-node tools ids (cudaGraphNodeGetToolsId), GPUDirect Storage, green contexts,
 // virtual memory management (expandable segments), IPC events.
 [[nodiscard]] std::vector<FeatureSupport> feature_support();
+// The nvidia-fs kernel module's version ("2.17.5", from /proc/driver/nvidia-fs/version), empty
+// where the module is not loaded: without it cuFile cannot DMA between storage and the GPU.
+[[nodiscard]] std::string nvidia_fs_version();
 // Driver version as an integer (13000 for 13.0), 0 without a driver.
 [[nodiscard]] int driver_version() noexcept;
 // Runtime version as an integer (13000 for 13.0).
