@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <algorithm>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -250,15 +251,7 @@ IoReport GdsFile::record(IoReport report) {
 }
 
 IoReport GdsFile::transfer(IoDirection direction, std::span<const IoSegment> segments, OptionalStream stream) {
-  const char* api = direction == IoDirection::load ? "GdsFile::load" : "GdsFile::save";
-  if (segments.empty()) return record({.direction = direction, .requests = 0});
-  const int device = device_of(segments.front().memory);
-  for (const IoSegment& segment : segments) {
-    if (device_of(segment.memory) != device) {
-      throw InvalidArgumentError(api, concat("one batch mixes memory of ", device < 0 ? std::string("the host") : concat("device ", device),
-                                             " with memory at ", segment.memory, " elsewhere"));
-    }
-  }
+  const auto start = std::chrono::steady_clock::now();
   if (direction == IoDirection::save) {
     // Writing into allocated blocks below the file's size keeps parallel O_DIRECT writes from
     // serializing on the size update (ext4, xfs); a file system without fallocate just grows.
@@ -266,27 +259,55 @@ IoReport GdsFile::transfer(IoDirection direction, std::span<const IoSegment> seg
     for (const IoSegment& segment : segments) end = std::max<std::uint64_t>(end, segment.file_offset + segment.bytes);
     if (end > size()) (void)::fallocate(buffered_.get(), 0, 0, static_cast<off_t>(end));
   }
-  IoReport report;
-  if (device < 0) {
-    HostStagingCopier copier;
-    report = direction == IoDirection::load ? engine_read(file_, segments, copier, tuning_)
-                                            : engine_write(file_, segments, copier, tuning_);
-  } else {
-    const StreamRef on = stream_or_current(stream, device);
-    if (on.device() != device) {
-      throw InvalidArgumentError(api, concat("stream of device ", on.device(), " for memory on device ", device));
+  // One engine run per kind of memory (a safetensors file: its header from the host, its
+  // tensors from a device), in the order the kinds first appear.
+  std::vector<std::pair<int, std::vector<IoSegment>>> groups;
+  for (const IoSegment& segment : segments) {
+    const int device = device_of(segment.memory);
+    auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == device; });
+    if (group == groups.end()) group = groups.insert(groups.end(), {device, {}});
+    group->second.push_back(segment);
+  }
+  IoReport total{.direction = direction, .requests = segments.size()};
+  std::size_t largest = 0;
+  for (const auto& [device, group] : groups) {
+    const IoReport report = transfer_group(direction, device, group, stream);
+    total.bytes += report.bytes;
+    total.direct_bytes += report.direct_bytes;
+    total.buffered_bytes += report.buffered_bytes;
+    if (report.bytes >= largest) {
+      largest = report.bytes;
+      total.path = report.path;
+      total.io_threads = report.io_threads;
+      total.chunk_bytes = report.chunk_bytes;
     }
-    if (cufile_handle_ != nullptr) {
-      report = cufile_transfer(direction, segments, on);
-    } else {
-      detail::CudaStagingCopier copier(on);
-      report = direction == IoDirection::load ? engine_read(file_, segments, copier, tuning_)
-                                              : engine_write(file_, segments, copier, tuning_);
-      if (!cufile_status_.empty()) report.note += (report.note.empty() ? "" : "; ") + ("cuFile: " + cufile_status_);
+    if (!report.note.empty() && total.note.find(report.note) == std::string::npos) {
+      total.note += (total.note.empty() ? "" : "; ") + report.note;
     }
   }
   if (direction == IoDirection::save && options_.fsync) sync();
-  return record(std::move(report));
+  total.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return record(std::move(total));
+}
+
+IoReport GdsFile::transfer_group(IoDirection direction, int device, std::span<const IoSegment> segments,
+                                 OptionalStream stream) {
+  if (device < 0) {
+    HostStagingCopier copier;
+    return direction == IoDirection::load ? engine_read(file_, segments, copier, tuning_)
+                                          : engine_write(file_, segments, copier, tuning_);
+  }
+  const StreamRef on = stream_or_current(stream, device);
+  if (on.device() != device) {
+    throw InvalidArgumentError(direction == IoDirection::load ? "GdsFile::load" : "GdsFile::save",
+                               concat("a stream of device ", on.device(), " for memory on device ", device));
+  }
+  if (cufile_handle_ != nullptr) return cufile_transfer(direction, segments, on);
+  detail::CudaStagingCopier copier(on);
+  IoReport report = direction == IoDirection::load ? engine_read(file_, segments, copier, tuning_)
+                                                   : engine_write(file_, segments, copier, tuning_);
+  if (!cufile_status_.empty()) report.note += (report.note.empty() ? "" : "; ") + ("cuFile: " + cufile_status_);
+  return report;
 }
 
 IoReport GdsFile::cufile_transfer(IoDirection direction, std::span<const IoSegment> segments, StreamRef stream) {

@@ -19,6 +19,7 @@
 
 #include "cudakit/gds/io_error.hpp"
 #include "cudakit/gds/io_tuning.hpp"
+#include "cudakit/gds/save_file.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/test_files.hpp"
@@ -344,6 +345,39 @@ TEST(IoTuning, FileSystemDefaultsAndOverrides) {
   EXPECT_EQ(chosen.chunk_bytes, 65536u);
   EXPECT_EQ(chosen.io_threads, 2);
   EXPECT_EQ(local.chunk_bytes % local.alignment, 0u);
+}
+
+TEST(SaveFile, AtomicSaveThatFailsLeavesTheOldFileAndNoTemporary) {
+  ScratchDir dir;
+  const auto path = dir.path() / "checkpoint.bin";
+  const std::string old_bytes = pattern(30000, 13);
+  cudakit::testing::write_file(path, old_bytes);
+  const std::string bytes = pattern(100000, 14);
+  const std::vector<IoRequest> requests{{const_cast<char*>(bytes.data()), bytes.size(), 0}};
+  std::string message;
+  {
+    FileSizeLimit limit(50000);
+    message = error_text([&] { (void)save_file(path, requests, {.atomic = true}, small_chunks()); });
+  }
+  EXPECT_NE(message.find("incomplete"), std::string::npos) << message;
+  EXPECT_EQ(cudakit::testing::read_file(path), old_bytes);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);  // no temporary left
+  // Without the limit the same save replaces the file.
+  const IoReport report = save_file(path, requests, {.atomic = true}, small_chunks());
+  EXPECT_EQ(report.bytes, bytes.size());
+  EXPECT_EQ(cudakit::testing::read_file(path), bytes);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
+}
+
+TEST(SaveFile, NonAtomicSaveTruncatesAndWritesEveryRequest) {
+  ScratchDir dir;
+  const auto path = dir.path() / "plain.bin";
+  cudakit::testing::write_file(path, pattern(90000, 15));
+  const std::string a = pattern(5000, 16), b = pattern(7000, 17);
+  const std::vector<IoRequest> requests{{const_cast<char*>(a.data()), a.size(), 0},
+                                        {const_cast<char*>(b.data()), b.size(), 6000}};
+  (void)save_file(path, requests, {.fsync = true}, small_chunks());
+  EXPECT_EQ(cudakit::testing::read_file(path), a + std::string(1000, '\0') + b);
 }
 
 }  // namespace

@@ -107,8 +107,8 @@ class GdsFile {
   IoReport save(const void* memory, std::size_t bytes, std::uint64_t offset = 0, OptionalStream stream = {});
   IoReport save(const tensor::Tensor& source, std::uint64_t offset = 0, OptionalStream stream = {});
 
-  // Many buffers or tensors in one call: chunks of all of them share the engine's threads.
-  // Every buffer of one batch lies in the same kind of memory (one device, or the host).
+  // Many buffers or tensors in one call: chunks of all of them share the engine's threads
+  // (one engine run per kind of memory among them: host, or each device).
   IoReport load_batch(std::span<const IoRequest> requests, OptionalStream stream = {});
   IoReport load_batch(std::span<const TensorAt> tensors, OptionalStream stream = {});
   IoReport save_batch(std::span<const IoRequest> requests, OptionalStream stream = {});
@@ -138,6 +138,8 @@ class GdsFile {
 
  private:
   IoReport transfer(IoDirection direction, std::span<const IoSegment> segments, OptionalStream stream);
+  IoReport transfer_group(IoDirection direction, int device, std::span<const IoSegment> segments,
+                          OptionalStream stream);
   IoReport cufile_transfer(IoDirection direction, std::span<const IoSegment> segments, StreamRef stream);
   IoReport record(IoReport report);
 
