@@ -19,6 +19,9 @@ namespace cudakit::detail {
 
 // cuGraphNodeGetToolsId arrived with CUDA 13.1; the 13.0 headers do not declare it.
 using PFN_GraphNodeGetToolsId = CUresult (*)(CUgraphNode, unsigned long long*);
+// cuStreamGetCtx's 12.5 form, which also names the stream's green context; cuda.h declares it as
+// cuStreamGetCtx_v2, but the entry point is asked for by its base name.
+using PFN_StreamGetCtxWithGreen = CUresult (*)(CUstream, CUcontext*, CUgreenCtx*);
 
 #define CUDAKIT_DRIVER_FUNCTIONS(X)               \
   X(cuGetErrorString, 12000)                      \
@@ -48,13 +51,16 @@ using PFN_GraphNodeGetToolsId = CUresult (*)(CUgraphNode, unsigned long long*);
   X(cuGreenCtxCreate, 12040)                      \
   X(cuGreenCtxDestroy, 12040)                     \
   X(cuGreenCtxStreamCreate, 12050)                \
-  X(cuCtxFromGreenCtx, 12040)
+  X(cuCtxFromGreenCtx, 12040)                     \
+  X(cuGreenCtxGetDevResource, 12040)              \
+  X(cuCtxGetDevResource, 12040)
 
 struct DriverApi {
 #define CUDAKIT_DECLARE_DRIVER_POINTER(name, version) decltype(&::name) name = nullptr;
   CUDAKIT_DRIVER_FUNCTIONS(CUDAKIT_DECLARE_DRIVER_POINTER)
 #undef CUDAKIT_DECLARE_DRIVER_POINTER
   PFN_GraphNodeGetToolsId cuGraphNodeGetToolsId = nullptr;
+  PFN_StreamGetCtxWithGreen cuStreamGetCtxWithGreen = nullptr;
 
   // False when no driver could be reached (no GPU stack on this machine).
   bool loaded = false;
