@@ -46,8 +46,8 @@ void CudaStagingCopier::free_staging(void* buffer) noexcept {
 }
 
 void CudaStagingCopier::copy(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind, int slot) {
-  // The engine's threads are cudakit's own: making the stream's device current on them is safe.
-  CUDAKIT_CHECK_CUDA(cudaSetDevice(stream_.device()));
+  // A one-thread call runs on the caller's thread: its current device is restored afterwards.
+  const DeviceGuard guard(stream_.device());
   memcpy_async(to, from, bytes, kind, stream_);
   CUDAKIT_CHECK_CUDA(cudaEventRecord(events_[static_cast<std::size_t>(slot)], stream_.handle()));
 }
