@@ -45,15 +45,18 @@ struct Gemm {
   void run(StreamRef stream) const { (void)tensor::matmul(a, b, stream); }
 };
 
-// Median milliseconds of one GEMM on `stream` over `reps` (after a warm-up).
-double gemm_ms(const Gemm& gemm, StreamRef stream, int reps) {
+// The milliseconds of each of `steps` runs of `gemm` on `stream` (after a warm-up), sorted;
+// before_step(i) queues whatever should run beside step i.
+template <class BeforeStep>
+std::vector<float> step_times(const Gemm& gemm, StreamRef stream, int steps, BeforeStep before_step) {
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
   gemm.run(stream);
-  cudaStreamSynchronize(stream.handle());
+  cudaDeviceSynchronize();
   std::vector<float> times;
-  for (int i = 0; i < reps; ++i) {
+  for (int i = 0; i < steps; ++i) {
+    before_step(i);
     cudaEventRecord(start, stream.handle());
     gemm.run(stream);
     cudaEventRecord(stop, stream.handle());
@@ -62,9 +65,16 @@ double gemm_ms(const Gemm& gemm, StreamRef stream, int reps) {
     cudaEventElapsedTime(&ms, start, stop);
     times.push_back(ms);
   }
+  cudaDeviceSynchronize();
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   std::sort(times.begin(), times.end());
+  return times;
+}
+
+// Median milliseconds of one GEMM on `stream`.
+double gemm_ms(const Gemm& gemm, StreamRef stream, int reps) {
+  const std::vector<float> times = step_times(gemm, stream, reps, [](int) {});
   return times[times.size() / 2];
 }
 
@@ -95,26 +105,9 @@ std::pair<double, double> concurrent_ms(const Gemm& x, StreamRef sx, const Gemm&
 // `prefill_stream` busy; returns {p50, p99} in milliseconds.
 std::pair<double, double> decode_latency(const Gemm& decode, StreamRef decode_stream, const Gemm* prefill,
                                          StreamRef prefill_stream, int steps) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  decode.run(decode_stream);
-  cudaDeviceSynchronize();
-  std::vector<float> times;
-  for (int i = 0; i < steps; ++i) {
+  const std::vector<float> times = step_times(decode, decode_stream, steps, [&](int i) {
     if (prefill != nullptr && i % 4 == 0) prefill->run(prefill_stream);  // keeps it queued
-    cudaEventRecord(start, decode_stream.handle());
-    decode.run(decode_stream);
-    cudaEventRecord(stop, decode_stream.handle());
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
-  cudaDeviceSynchronize();
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(times.begin(), times.end());
+  });
   return {times[times.size() / 2], times[std::min(times.size() - 1, times.size() * 99 / 100)]};
 }
 

@@ -231,8 +231,29 @@ void check_segments(std::span<const IoSegment> segments, const char* api) {
   }
 }
 
-// The report's path and note from how the bytes went.
-void finish_report(IoReport& report, const EngineFile& file, bool cached_reads, bool unaligned) {
+// A call's report before its bytes move.
+IoReport begin_report(IoDirection direction, std::span<const IoSegment> segments, const IoTuning& tuning) {
+  IoReport report;
+  report.direction = direction;
+  report.bytes = total_bytes(segments);
+  report.requests = segments.size();
+  report.chunk_bytes = tuning.chunk_bytes;
+  return report;
+}
+
+// The byte counts of one call's chunks, added to from every thread.
+struct ByteCounts {
+  std::atomic<std::size_t> direct{0};
+  std::atomic<std::size_t> buffered{0};
+};
+
+// The report's counts, path, note and time once the bytes have moved.
+void finish_report(IoReport& report, const ByteCounts& counts, int threads, const EngineFile& file,
+                   bool cached_reads, bool unaligned, std::chrono::steady_clock::time_point start) {
+  report.io_threads = threads;
+  report.direct_bytes = counts.direct.load();
+  report.buffered_bytes = counts.buffered.load();
+  report.seconds = seconds_since(start);
   report.path = report.direct_bytes > 0 ? IoPath::cudakit_odirect : IoPath::buffered;
   std::vector<std::string> notes;
   if (file.direct_fd < 0 && report.bytes > 0) notes.push_back(file.direct_refusal);
@@ -266,12 +287,8 @@ IoReport engine_read(const EngineFile& file, std::span<const IoSegment> segments
   std::vector<bool> cached(chunks.size(), false);
   if (file.direct_fd >= 0 && tuning.page_cache_check) cached = cached_chunks(file, size, chunks);
 
-  IoReport report;
-  report.direction = IoDirection::load;
-  report.bytes = total_bytes(segments);
-  report.requests = segments.size();
-  report.chunk_bytes = tuning.chunk_bytes;
-  std::atomic<std::size_t> direct{0}, buffered{0};
+  IoReport report = begin_report(IoDirection::load, segments, tuning);
+  ByteCounts counts;
   ChunkRunner runner(copier, tuning, chunks.size());
   runner.run(chunks.size(), [&](std::size_t index, std::byte* staging, int slot) {
     const Chunk& chunk = chunks[index];
@@ -285,10 +302,10 @@ IoReport engine_read(const EngineFile& file, std::span<const IoSegment> segments
       const std::size_t read = read_up_to(file.direct_fd, staging, static_cast<std::size_t>(end - begin), begin, file, "O_DIRECT");
       got = read > lead ? std::min(read - lead, chunk.bytes) : 0;
       payload = staging + lead;
-      direct.fetch_add(got, std::memory_order_relaxed);
+      counts.direct.fetch_add(got, std::memory_order_relaxed);
     } else {
       got = read_up_to(file.buffered_fd, staging, chunk.bytes, chunk.file_offset, file, "buffered");
-      buffered.fetch_add(got, std::memory_order_relaxed);
+      counts.buffered.fetch_add(got, std::memory_order_relaxed);
     }
     if (got < chunk.bytes) {
       throw IoError(0, kApi, concat("short read of ", file.path.string(), " at offset ", chunk.file_offset,
@@ -297,11 +314,8 @@ IoReport engine_read(const EngineFile& file, std::span<const IoSegment> segments
     }
     copier.copy_to_destination(chunk.memory, payload, chunk.bytes, slot);
   });
-  report.io_threads = runner.threads();
-  report.direct_bytes = direct.load();
-  report.buffered_bytes = buffered.load();
-  finish_report(report, file, std::find(cached.begin(), cached.end(), true) != cached.end(), false);
-  report.seconds = seconds_since(start);
+  finish_report(report, counts, runner.threads(), file,
+                std::find(cached.begin(), cached.end(), true) != cached.end(), false, start);
   return report;
 }
 
@@ -313,12 +327,8 @@ IoReport engine_write(const EngineFile& file, std::span<const IoSegment> segment
   check_segments(segments, kApi);
   const std::vector<Chunk> chunks = cut_into_chunks(segments, tuning.chunk_bytes);
 
-  IoReport report;
-  report.direction = IoDirection::save;
-  report.bytes = total_bytes(segments);
-  report.requests = segments.size();
-  report.chunk_bytes = tuning.chunk_bytes;
-  std::atomic<std::size_t> direct{0}, buffered{0};
+  IoReport report = begin_report(IoDirection::save, segments, tuning);
+  ByteCounts counts;
   ChunkRunner runner(copier, tuning, chunks.size());
   runner.run(chunks.size(), [&](std::size_t index, std::byte* staging, int slot) {
     const Chunk& chunk = chunks[index];
@@ -334,22 +344,19 @@ IoReport engine_write(const EngineFile& file, std::span<const IoSegment> segment
     if (file.direct_fd < 0 || middle_begin >= middle_end) middle_begin = middle_end = end;
     if (middle_begin > chunk.file_offset) {
       write_all(file.buffered_fd, payload, static_cast<std::size_t>(middle_begin - chunk.file_offset), chunk.file_offset, file, "buffered");
-      buffered.fetch_add(static_cast<std::size_t>(middle_begin - chunk.file_offset), std::memory_order_relaxed);
+      counts.buffered.fetch_add(static_cast<std::size_t>(middle_begin - chunk.file_offset), std::memory_order_relaxed);
     }
     if (middle_end > middle_begin) {
       write_all(file.direct_fd, staging + (middle_begin - window), static_cast<std::size_t>(middle_end - middle_begin), middle_begin, file, "O_DIRECT");
-      direct.fetch_add(static_cast<std::size_t>(middle_end - middle_begin), std::memory_order_relaxed);
+      counts.direct.fetch_add(static_cast<std::size_t>(middle_end - middle_begin), std::memory_order_relaxed);
     }
     if (end > middle_end && middle_end != end) {
       write_all(file.buffered_fd, staging + (middle_end - window), static_cast<std::size_t>(end - middle_end), middle_end, file, "buffered");
-      buffered.fetch_add(static_cast<std::size_t>(end - middle_end), std::memory_order_relaxed);
+      counts.buffered.fetch_add(static_cast<std::size_t>(end - middle_end), std::memory_order_relaxed);
     }
   });
-  report.io_threads = runner.threads();
-  report.direct_bytes = direct.load();
-  report.buffered_bytes = buffered.load();
-  finish_report(report, file, false, file.direct_fd >= 0 && report.buffered_bytes > 0);
-  report.seconds = seconds_since(start);
+  finish_report(report, counts, runner.threads(), file, false,
+                file.direct_fd >= 0 && counts.buffered.load() > 0, start);
   return report;
 }
 

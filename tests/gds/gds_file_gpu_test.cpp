@@ -22,15 +22,7 @@
 namespace cudakit::gds {
 namespace {
 
-std::string pattern(std::size_t bytes, unsigned seed) {
-  std::string text(bytes, '\0');
-  std::uint32_t state = seed * 2654435761u;
-  for (auto& c : text) {
-    state = state * 1664525u + 1013904223u;
-    c = static_cast<char>(state >> 24);
-  }
-  return text;
-}
+std::string pattern(std::size_t bytes, unsigned seed = 1) { return cudakit::testing::patterned_bytes(bytes, seed); }
 
 GdsOptions engine_options() {
   GdsOptions options;

@@ -29,16 +29,7 @@ namespace {
 
 using cudakit::testing::ScratchDir;
 
-// Bytes that differ at every offset (a shifted or misplaced chunk shows).
-std::string pattern(std::size_t bytes, unsigned seed = 1) {
-  std::string text(bytes, '\0');
-  std::uint32_t state = seed * 2654435761u;
-  for (auto& c : text) {
-    state = state * 1664525u + 1013904223u;
-    c = static_cast<char>(state >> 24);
-  }
-  return text;
-}
+std::string pattern(std::size_t bytes, unsigned seed = 1) { return cudakit::testing::patterned_bytes(bytes, seed); }
 
 // Small chunks and several threads, so that a few hundred KiB cross many chunk boundaries; no
 // page-cache check, so that the file just written is read with O_DIRECT where the file system
