@@ -22,6 +22,22 @@ struct DeviceSms {
   SmResourceInfo info;
 };
 
+// A driver that leaves minSmPartitionSize and smCoscheduledAlignment unset (before 13.0) still
+// rounds: its smallest partition is the answer to a request of 1 SM, and the step above it the
+// alignment.
+SmResourceInfo probe_granularity(const CUdevResource& whole) {
+  auto smallest_at_least = [&](unsigned count) {
+    CUdevResource part{};
+    unsigned groups = 1;
+    CUDAKIT_DRIVER_CALL(cuDevSmResourceSplitByCount, &part, &groups, &whole, nullptr, 0u, count);
+    return groups == 1 ? part.sm.smCount : 0u;
+  };
+  SmResourceInfo info{whole.sm.smCount, smallest_at_least(1), 0};
+  const unsigned next = info.min_partition < info.sm_count ? smallest_at_least(info.min_partition + 1) : 0;
+  info.alignment = next > info.min_partition ? next - info.min_partition : info.min_partition;
+  return info;
+}
+
 DeviceSms device_sms(int ordinal) {
   DeviceSms out;
   const DeviceGuard guard(ordinal);
@@ -29,6 +45,7 @@ DeviceSms device_sms(int ordinal) {
   CUDAKIT_DRIVER_CALL(cuDeviceGet, &out.device, ordinal);
   CUDAKIT_DRIVER_CALL(cuDeviceGetDevResource, out.device, &out.resource, CU_DEV_RESOURCE_TYPE_SM);
   out.info = {out.resource.sm.smCount, out.resource.sm.minSmPartitionSize, out.resource.sm.smCoscheduledAlignment};
+  if (out.info.min_partition == 0 || out.info.alignment == 0) out.info = probe_granularity(out.resource);
   return out;
 }
 

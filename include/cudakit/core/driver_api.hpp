@@ -17,6 +17,8 @@ namespace cudakit::detail {
 // unavailable (e.g. graph-node tools ids need a 13.1 driver). The table is filled once, on first
 // use, and is immutable afterwards, so reading it needs no lock.
 
+// The SM-resource entries are asked for at 13.0, the ABI whose CUdevSmResource carries
+// minSmPartitionSize and smCoscheduledAlignment (older drivers answer with their 12.4 entry).
 // cuGraphNodeGetToolsId arrived with CUDA 13.1; the 13.0 headers do not declare it.
 using PFN_GraphNodeGetToolsId = CUresult (*)(CUgraphNode, unsigned long long*);
 // cuStreamGetCtx's 12.5 form, which also names the stream's green context; cuda.h declares it as
@@ -45,15 +47,15 @@ using PFN_StreamGetCtxWithGreen = CUresult (*)(CUstream, CUcontext*, CUgreenCtx*
   X(cuMemExportToShareableHandle, 12000)          \
   X(cuMemImportFromShareableHandle, 12000)        \
   X(cuMemRetainAllocationHandle, 12000)           \
-  X(cuDeviceGetDevResource, 12040)                \
-  X(cuDevSmResourceSplitByCount, 12040)           \
+  X(cuDeviceGetDevResource, 13000)                \
+  X(cuDevSmResourceSplitByCount, 13000)           \
   X(cuDevResourceGenerateDesc, 12040)             \
   X(cuGreenCtxCreate, 12040)                      \
   X(cuGreenCtxDestroy, 12040)                     \
   X(cuGreenCtxStreamCreate, 12050)                \
   X(cuCtxFromGreenCtx, 12040)                     \
-  X(cuGreenCtxGetDevResource, 12040)              \
-  X(cuCtxGetDevResource, 12040)
+  X(cuGreenCtxGetDevResource, 13000)              \
+  X(cuCtxGetDevResource, 13000)
 
 struct DriverApi {
 #define CUDAKIT_DECLARE_DRIVER_POINTER(name, version) decltype(&::name) name = nullptr;
