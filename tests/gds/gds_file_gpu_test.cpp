@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cudakit/core/current_stream.hpp"
 #include "cudakit/core/runtime_info.hpp"
 #include "cudakit/core/stream.hpp"
 #include "cudakit/gds/gds_file.hpp"
@@ -97,6 +98,7 @@ TEST(GdsFileGpu, TensorsLoadAsynchronouslyOnAStream) {
   cudakit::testing::ScratchDir dir;
   const tensor::Tensor source = tensor::arange(0.0, 250000.0, 1.0, {.dtype = tensor::DType::float32, .device = tensor::Device::cuda(0)});
   Stream stream(0);
+  stream.wait_stream(current_stream(0));  // arange ran there: the save's copies come after it
   {
     GdsFile file(dir.path() / "t.bin", O_RDWR | O_CREAT, engine_options());
     IoTicket saving = file.save_async(source, 0, stream.ref());
