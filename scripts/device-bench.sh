@@ -80,3 +80,18 @@ grep -v '^{' "$out/sanitizer.txt"
 python3 bench/ratio_table.py "$out/sanitizer.txt" us_per_op off sanitizer
 python3 bench/ratio_table.py "$out/sanitizer.txt" us_per_op "torch, off" sanitizer
 python3 bench/ratio_table.py "$out/sanitizer.txt" ms_per_run off sanitizer
+if [ -x "$B/bin/gds_bench" ]; then
+  echo "== GPUDirect Storage (cudakit, then torch): a 4 GiB file under /tmp, deleted afterwards"
+  # Commands here run as root: posix_fadvise(DONTNEED) drops the file from the page cache for
+  # the cold-cache rows (each row says how much stayed resident).
+  { "$B/bin/gds_bench" --dir /tmp --gib 4 --sweep
+    python3 bench/torch_gds_bench.py --dir /tmp --gib 4 2>&1 | grep '^{'
+  } > "$out/gds.jsonl" 2> "$out/gds.err"
+  rm -f /tmp/cudakit_gds_bench* /tmp/torch_gds_bench*
+  python3 bench/gds_table.py "$out/gds.jsonl" | tee "$out/gds.txt"
+fi
+if [ -x "$B/bin/green_bench" ]; then
+  echo "== green contexts (cudakit, then torch)"
+  { "$B/bin/green_bench"; python3 bench/torch_green_bench.py 2>&1 | grep '^{'; } > "$out/green.jsonl" 2> "$out/green.err"
+  python3 bench/green_table.py "$out/green.jsonl" | tee "$out/green.txt"
+fi

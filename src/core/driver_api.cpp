@@ -35,6 +35,7 @@ DriverApi load_driver_api() noexcept {
   CUDAKIT_DRIVER_FUNCTIONS(CUDAKIT_LOAD_DRIVER_POINTER)
 #undef CUDAKIT_LOAD_DRIVER_POINTER
   load_symbol("cuGraphNodeGetToolsId", 13010, api.cuGraphNodeGetToolsId);
+  load_symbol("cuStreamGetCtx", 12050, api.cuStreamGetCtxWithGreen);
   api.loaded = api.cuGetErrorString != nullptr;
   if (!api.loaded) api.load_error = cudaErrorInsufficientDriver;
   return api;

@@ -11,6 +11,7 @@
 #include "cudakit/core/detail/nccl_api.hpp"
 #include "cudakit/core/detail/nvml_api.hpp"
 #include "cudakit/core/detail/nvrtc_api.hpp"
+#include "cudakit/core/detail/text_file.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/version.hpp"
@@ -38,6 +39,16 @@ int runtime_version() noexcept {
 std::string format_cuda_version(int version) {
   if (version <= 0) return {};
   return detail::concat(version / 1000, ".", (version % 1000) / 10);
+}
+
+std::string nvidia_fs_version() {
+  std::optional<std::string> text = detail::try_read_text_file("/proc/driver/nvidia-fs/version");
+  if (!text) return {};
+  // "version: 2.17.5\n..." on the module's first line; the whole first line where it differs.
+  std::string line = text->substr(0, text->find('\n'));
+  if (const auto colon = line.find(':'); colon != std::string::npos) line = line.substr(colon + 1);
+  const auto first = line.find_first_not_of(" \t");
+  return first == std::string::npos ? std::string("unknown") : line.substr(first);
 }
 
 namespace {
@@ -82,10 +93,17 @@ std::vector<FeatureSupport> feature_support() {
                               : "no CUDA driver"});
   {
     const detail::LibraryStatus& cufile = detail::cufile_api().status;
+    const std::string nvfs = nvidia_fs_version();
     out.push_back({"GPUDirect Storage (cuFile)", cufile.loaded && have_gpu,
                    !cufile.loaded ? cufile.reason
-                   : have_gpu     ? "libcufile loads; nvidia-fs not checked"
+                   : have_gpu     ? (nvfs.empty() ? "libcufile loads; nvidia-fs absent: cuFile can "
+                                                    "only run in compatibility mode"
+                                                  : "libcufile loads; nvidia-fs " + nvfs)
                                   : no_gpu});
+    out.push_back({"nvidia-fs (GPUDirect Storage DMA)", !nvfs.empty(),
+                   nvfs.empty() ? "module not loaded (no /proc/driver/nvidia-fs/version): cudakit's "
+                                  "O_DIRECT engine serves GdsFile"
+                                : "version " + nvfs});
   }
   {
     bool green = drv.cuGreenCtxCreate != nullptr && drv.cuDevSmResourceSplitByCount != nullptr;

@@ -59,8 +59,13 @@ TEST(RuntimeInfo, ReportsEveryComponentAndFeature) {
   for (const auto& c : components) EXPECT_FALSE(c.detail.empty()) << c.name;  // where, or why not
   EXPECT_EQ(components[2].version.substr(0, 3), "13.");  // the runtime we link
   const auto features = cudakit::feature_support();
-  EXPECT_EQ(features.size(), 5u);
+  EXPECT_EQ(features.size(), 6u);
   for (const auto& f : features) EXPECT_FALSE(f.detail.empty()) << f.name;
+  // Whether cuFile can DMA at all: the nvidia-fs module, as /proc says.
+  const auto nvfs = std::find_if(features.begin(), features.end(),
+                                 [](const auto& f) { return f.name.find("nvidia-fs") != std::string::npos; });
+  ASSERT_NE(nvfs, features.end());
+  EXPECT_EQ(nvfs->supported, !cudakit::nvidia_fs_version().empty());
   EXPECT_EQ(cudakit::format_cuda_version(13000), "13.0");
   EXPECT_EQ(cudakit::format_cuda_version(12080), "12.8");
   EXPECT_EQ(cudakit::format_cuda_version(0), "");

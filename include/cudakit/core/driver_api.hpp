@@ -17,8 +17,13 @@ namespace cudakit::detail {
 // unavailable (e.g. graph-node tools ids need a 13.1 driver). The table is filled once, on first
 // use, and is immutable afterwards, so reading it needs no lock.
 
+// The SM-resource entries are asked for at 13.0, the ABI whose CUdevSmResource carries
+// minSmPartitionSize and smCoscheduledAlignment (older drivers answer with their 12.4 entry).
 // cuGraphNodeGetToolsId arrived with CUDA 13.1; the 13.0 headers do not declare it.
 using PFN_GraphNodeGetToolsId = CUresult (*)(CUgraphNode, unsigned long long*);
+// cuStreamGetCtx's 12.5 form, which also names the stream's green context; cuda.h declares it as
+// cuStreamGetCtx_v2, but the entry point is asked for by its base name.
+using PFN_StreamGetCtxWithGreen = CUresult (*)(CUstream, CUcontext*, CUgreenCtx*);
 
 #define CUDAKIT_DRIVER_FUNCTIONS(X)               \
   X(cuGetErrorString, 12000)                      \
@@ -42,27 +47,29 @@ using PFN_GraphNodeGetToolsId = CUresult (*)(CUgraphNode, unsigned long long*);
   X(cuMemExportToShareableHandle, 12000)          \
   X(cuMemImportFromShareableHandle, 12000)        \
   X(cuMemRetainAllocationHandle, 12000)           \
-  X(cuDeviceGetDevResource, 12040)                \
-  X(cuDevSmResourceSplitByCount, 12040)           \
+  X(cuDeviceGetDevResource, 13000)                \
+  X(cuDevSmResourceSplitByCount, 13000)           \
   X(cuDevResourceGenerateDesc, 12040)             \
   X(cuGreenCtxCreate, 12040)                      \
   X(cuGreenCtxDestroy, 12040)                     \
   X(cuGreenCtxStreamCreate, 12050)                \
   X(cuCtxFromGreenCtx, 12040)                     \
   X(cuStreamGetCtx, 12000)                        \
-  X(cuCtxGetDevResource, 12040)                    \
   X(cuLibraryLoadData, 12000)                     \
   X(cuLibraryUnload, 12000)                       \
   X(cuLibraryGetKernel, 12000)                    \
   X(cuKernelGetFunction, 12000)                   \
   X(cuLaunchKernel, 12000)                        \
-  X(cuFuncLoad, 12040)
+  X(cuFuncLoad, 12040)                             \
+  X(cuGreenCtxGetDevResource, 13000)              \
+  X(cuCtxGetDevResource, 13000)
 
 struct DriverApi {
 #define CUDAKIT_DECLARE_DRIVER_POINTER(name, version) decltype(&::name) name = nullptr;
   CUDAKIT_DRIVER_FUNCTIONS(CUDAKIT_DECLARE_DRIVER_POINTER)
 #undef CUDAKIT_DECLARE_DRIVER_POINTER
   PFN_GraphNodeGetToolsId cuGraphNodeGetToolsId = nullptr;
+  PFN_StreamGetCtxWithGreen cuStreamGetCtxWithGreen = nullptr;
 
   // False when no driver could be reached (no GPU stack on this machine).
   bool loaded = false;

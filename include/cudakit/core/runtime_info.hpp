@@ -24,9 +24,12 @@ struct FeatureSupport {
 // library that is absent has an empty version and says why in `detail` (the names tried and the
 // loader's error, or the entry points it lacks).
 [[nodiscard]] std::vector<ComponentVersion> component_versions();
-// Graph-node tools ids (cudaGraphNodeGetToolsId), GPUDirect Storage, green contexts,
+// Graph-node tools ids (cudaGraphNodeGetToolsId), GPUDirect Storage, nvidia-fs, green contexts,
 // virtual memory management (expandable segments), IPC events.
 [[nodiscard]] std::vector<FeatureSupport> feature_support();
+// The nvidia-fs kernel module's version ("2.17.5", from /proc/driver/nvidia-fs/version), empty
+// where the module is not loaded: without it cuFile cannot DMA between storage and the GPU.
+[[nodiscard]] std::string nvidia_fs_version();
 // Driver version as an integer (13000 for 13.0), 0 without a driver.
 [[nodiscard]] int driver_version() noexcept;
 // Runtime version as an integer (13000 for 13.0).

@@ -1,0 +1,72 @@
+#pragma once
+// cudakit's own GPUDirect Storage path: parallel O_DIRECT reads and writes of file chunks through
+// bounce buffers, overlapped with the copies to or from the destination. See Note [The engine].
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+
+#include "cudakit/gds/io_report.hpp"
+#include "cudakit/gds/staging_copier.hpp"
+
+namespace cudakit::gds {
+
+// Note [The engine]
+// A call's buffers are cut into chunks at file offsets that are multiples of the chunk size (a
+// multiple of the O_DIRECT alignment), so that every chunk but a buffer's first and last is
+// aligned at both ends. Threads take chunks from a shared counter; each owns
+// `buffers_per_thread` bounce buffers and cycles through them, so that its next read overlaps
+// the copy of its previous chunk. A load reads the aligned cover of the chunk,
+// [align_down(start), align_up(end)), with O_DIRECT and copies the chunk's bytes out of it; a
+// save writes the chunk's aligned middle with O_DIRECT and its unaligned head or tail (only a
+// buffer's first and last chunk have one) through the page cache. Chunks whose pages are all in
+// the page cache (mincore) are read through it: O_DIRECT would fetch them from the disk again.
+// The first error stops every thread; the engine waits for all copies before it frees the
+// bounce buffers and rethrows it.
+
+// One buffer of a call: `bytes` at `memory`, from or to the file at `file_offset`.
+struct IoSegment {
+  void* memory = nullptr;
+  std::size_t bytes = 0;
+  std::uint64_t file_offset = 0;
+};
+
+struct IoTuning {
+  std::size_t chunk_bytes = 8u << 20;
+  int io_threads = 8;
+  int buffers_per_thread = 2;
+  std::size_t alignment = 4096;   // O_DIRECT's offset, size and address alignment
+  bool page_cache_check = true;
+};
+
+// The two descriptors of one open file: `buffered_fd` always, `direct_fd` (O_DIRECT) where the
+// file system accepts it, else -1 and `direct_refusal` says why. Not owned.
+struct EngineFile {
+  std::filesystem::path path;
+  int buffered_fd = -1;
+  int direct_fd = -1;
+  std::string direct_refusal;
+};
+
+// @throws InvalidArgumentError naming path, offset, size and the file's size for a segment that
+// reaches past the end of the file; IoError when the file's size cannot be read.
+void check_within_file(const EngineFile& file, std::span<const IoSegment> segments, const char* api);
+
+// Reads every segment from the file into its memory (through `copier`). Returns when all bytes
+// are in place. @throws InvalidArgumentError naming path, offset, size and the file's size for a
+// segment that reaches past the end of the file; IoError naming path, offset and errno for a
+// failed or short read; whatever the copier throws.
+IoReport engine_read(const EngineFile& file, std::span<const IoSegment> segments,
+                     StagingCopier& copier, const IoTuning& tuning);
+
+// Writes every segment's memory to the file. Returns when all bytes have been written (not
+// synced). @throws IoError naming path, offset, bytes written and wanted, and errno for a
+// write that did not complete.
+IoReport engine_write(const EngineFile& file, std::span<const IoSegment> segments,
+                      StagingCopier& copier, const IoTuning& tuning);
+
+}  // namespace cudakit::gds
