@@ -30,6 +30,7 @@ using PFN_GraphNodeGetToolsId = CUresult (*)(CUgraphNode, unsigned long long*);
   X(cuCtxSetCurrent, 12000)                       \
   X(cuDevicePrimaryCtxRetain, 12000)              \
   X(cuDevicePrimaryCtxRelease, 12000)             \
+  X(cuDevicePrimaryCtxGetState, 12000)            \
   X(cuStreamGetId, 12000)                         \
   X(cuMemGetAllocationGranularity, 12000)         \
   X(cuMemCreate, 12000)                           \
