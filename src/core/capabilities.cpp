@@ -39,10 +39,11 @@ namespace detail {
 
 std::vector<std::string> parse_cuda_architectures(std::string_view architectures) {
   std::vector<std::string> out;
+  const std::string_view all = architectures;
   auto refuse = [&](std::string_view entry) {
     throw InvalidArgumentError(
         "parse_cuda_architectures",
-        concat("'", entry, "' in CUDA architectures '", architectures,
+        concat("'", entry, "' in CUDA architectures '", all,
                "' is not an architecture: each entry reads like 90, 90a, 90-real or 90-virtual"));
   };
   while (!architectures.empty() || out.empty()) {
