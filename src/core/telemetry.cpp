@@ -269,7 +269,9 @@ std::vector<DeviceTelemetry> read_device_telemetry() {
       d.clock_rate_max = value;
     if (nvml.nvmlDeviceGetClockInfo(t.handle, detail::NVML_CLOCK_MEM, &value) == detail::NVML_SUCCESS)
       d.memory_clock_rate = value;
-    d.processes = processes_of(t);
+    // Some set-ups refuse the process lists (MIG parents, containers without the permission):
+    // the device is still shown.
+    d.processes = optional_reading([&] { return processes_of(t); }).value_or(std::vector<GpuProcess>{});
     out.push_back(std::move(d));
   }
   return out;

@@ -28,8 +28,6 @@ TEST(TopGpu, OnceJsonRunsAndParses) {
   const std::string uuid = cudakit::get_device_properties(0).uuid;
   bool found_device = false, found_self = false;
   for (const nlohmann::json& d : j.at("devices")) {
-    EXPECT_LE(d.at("memory").at("cudakit").get<std::size_t>() + d.at("memory").at("others").get<std::size_t>(),
-              d.at("memory").at("used").get<std::size_t>() + (std::size_t{1} << 30));
     if (d.at("uuid") != uuid) continue;
     found_device = true;
     EXPECT_EQ(d.at("cuda_ordinal"), 0);  // the tool sees what this process sees

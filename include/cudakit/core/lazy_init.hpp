@@ -15,8 +15,9 @@ void init();
 
 // Whether CUDA's primary context is active on any visible device of this process (made by
 // cudakit, by init(), or by the program's own CUDA calls). Never initializes anything, never
-// throws: false without a device or driver, and false in a child forked from a process that had
-// initialized CUDA (the driver refuses every call there, and CUDA cannot be used in it).
+// throws: false without a device or driver, and false in a child forked from a process where
+// cudakit saw CUDA initialized (CUDA cannot be used in such a child; torch answers false there
+// too).
 [[nodiscard]] bool is_initialized() noexcept;
 
 }  // namespace cudakit
