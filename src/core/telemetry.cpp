@@ -107,34 +107,32 @@ Target resolve(std::string_view uuid, const char* api) {
   return {&nvml, handle, text};
 }
 
+// One reading: call(handle, &value), checked, with the call's name for the error.
+template <class Value, class Call>
+Value reading(const Target& t, const char* name, Call&& call) {
+  Value value{};
+  check_nvml(call(t.handle, &value), name, t.description);
+  return value;
+}
 detail::nvmlMemory_t memory_info(const Target& t) {
-  detail::nvmlMemory_t memory{};
-  check_nvml(t.nvml->nvmlDeviceGetMemoryInfo(t.handle, &memory), "nvmlDeviceGetMemoryInfo", t.description);
-  return memory;
+  return reading<detail::nvmlMemory_t>(t, "nvmlDeviceGetMemoryInfo", t.nvml->nvmlDeviceGetMemoryInfo);
 }
 detail::nvmlUtilization_t utilization_rates(const Target& t) {
-  detail::nvmlUtilization_t rates{};
-  check_nvml(t.nvml->nvmlDeviceGetUtilizationRates(t.handle, &rates), "nvmlDeviceGetUtilizationRates",
-             t.description);
-  return rates;
+  return reading<detail::nvmlUtilization_t>(t, "nvmlDeviceGetUtilizationRates",
+                                            t.nvml->nvmlDeviceGetUtilizationRates);
 }
 unsigned int temperature_of(const Target& t) {
-  unsigned int celsius = 0;
-  check_nvml(t.nvml->nvmlDeviceGetTemperature(t.handle, detail::NVML_TEMPERATURE_GPU, &celsius),
-             "nvmlDeviceGetTemperature", t.description);
-  return celsius;
+  return reading<unsigned int>(t, "nvmlDeviceGetTemperature", [&](detail::nvmlDevice_t h, unsigned int* v) {
+    return t.nvml->nvmlDeviceGetTemperature(h, detail::NVML_TEMPERATURE_GPU, v);
+  });
 }
 unsigned int power_draw_of(const Target& t) {
-  unsigned int milliwatts = 0;
-  check_nvml(t.nvml->nvmlDeviceGetPowerUsage(t.handle, &milliwatts), "nvmlDeviceGetPowerUsage",
-             t.description);
-  return milliwatts;
+  return reading<unsigned int>(t, "nvmlDeviceGetPowerUsage", t.nvml->nvmlDeviceGetPowerUsage);
 }
 unsigned int clock_rate_of(const Target& t) {
-  unsigned int mhz = 0;
-  check_nvml(t.nvml->nvmlDeviceGetClockInfo(t.handle, detail::NVML_CLOCK_SM, &mhz),
-             "nvmlDeviceGetClockInfo", t.description);
-  return mhz;
+  return reading<unsigned int>(t, "nvmlDeviceGetClockInfo", [&](detail::nvmlDevice_t h, unsigned int* v) {
+    return t.nvml->nvmlDeviceGetClockInfo(h, detail::NVML_CLOCK_SM, v);
+  });
 }
 
 // The processes of one of NVML's two lists; the list can grow between the count and the read,
