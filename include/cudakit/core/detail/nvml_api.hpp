@@ -41,10 +41,11 @@ struct nvmlProcessInfo_t {
   unsigned int gpuInstanceId;        // MIG instance ids; 0xFFFFFFFF without MIG
   unsigned int computeInstanceId;
 };
+static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvml.h's layout: 4 + 4 padding + 8 + 4 + 4 bytes");
 inline constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE = ~0ull;  // nvml.h's (-1)
 enum nvmlTemperatureSensors_t : int { NVML_TEMPERATURE_GPU = 0 };
 enum nvmlClockType_t : int { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_CLOCK_VIDEO = 3 };
-// Sizes nvml.h gives for the version buffers.
+// Sizes nvml.h gives for the string buffers.
 inline constexpr unsigned int NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80;
 inline constexpr unsigned int NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE = 80;
 inline constexpr unsigned int NVML_DEVICE_UUID_V2_BUFFER_SIZE = 96;
