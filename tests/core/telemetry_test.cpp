@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/detail/nvml_session.hpp"
@@ -73,6 +74,28 @@ TEST(Telemetry, WithoutNvmlEveryQuerySaysWhyNvmlIsNotAvailable) {
     // The library itself is missing (this machine, CI): the reason names what was tried.
     EXPECT_EQ(session.status, cudakit::detail::NVML_ERROR_LIBRARY_NOT_FOUND);
     EXPECT_TRUE(contains(session.reason, "libnvidia-ml.so.1")) << session.reason;
+  }
+}
+
+TEST(TelemetryThreads, ConcurrentFirstUsesShareOneSession) {
+  // NVML is initialized once, by whichever thread comes first; the others wait and see the same.
+  std::vector<const cudakit::detail::NvmlSession*> seen(8, nullptr);
+  std::vector<std::string> errors(seen.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    threads.emplace_back([&, i] {
+      seen[i] = &cudakit::detail::nvml_session();
+      try {
+        (void)cudakit::temperature(-1);
+      } catch (const cudakit::Error& e) {
+        errors[i] = e.what();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i], seen[0]);
+    EXPECT_EQ(errors[i], errors[0]);  // the same answer in every thread
   }
 }
 
