@@ -119,7 +119,9 @@ TEST(Telemetry, CudaInfoSaysWhetherTelemetryWorksAndWhy) {
     if (f.name != "device telemetry (NVML)") continue;
     found = true;
     EXPECT_EQ(f.supported, session.api != nullptr);
-    if (!f.supported) EXPECT_EQ(f.detail, "NVML is not available: " + session.reason);
+    if (!f.supported) {
+      EXPECT_EQ(f.detail, "NVML is not available: " + session.reason);
+    }
   }
   EXPECT_TRUE(found);
 }
