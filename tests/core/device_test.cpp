@@ -59,7 +59,7 @@ TEST(RuntimeInfo, ReportsEveryComponentAndFeature) {
   for (const auto& c : components) EXPECT_FALSE(c.detail.empty()) << c.name;  // where, or why not
   EXPECT_EQ(components[2].version.substr(0, 3), "13.");  // the runtime we link
   const auto features = cudakit::feature_support();
-  EXPECT_EQ(features.size(), 5u);
+  EXPECT_EQ(features.size(), 6u);  // graph tools ids, GDS, green contexts, VMM, IPC events, NVML
   for (const auto& f : features) EXPECT_FALSE(f.detail.empty()) << f.name;
   EXPECT_EQ(cudakit::format_cuda_version(13000), "13.0");
   EXPECT_EQ(cudakit::format_cuda_version(12080), "12.8");
