@@ -74,6 +74,11 @@ DeviceProperties get_device_properties(int device) {
   out.memory_bus_width = prop.memoryBusWidth;
   out.is_integrated = prop.integrated != 0;
   out.unified_addressing = prop.unifiedAddressing != 0;
+  out.is_multi_gpu_board = prop.isMultiGpuBoard != 0;
+  out.max_threads_per_block = prop.maxThreadsPerBlock;
+  out.shared_memory_per_block = prop.sharedMemPerBlock;
+  out.pci_device_id = prop.pciDeviceID;
+  out.pci_domain_id = prop.pciDomainID;
   // Clock rates left cudaDeviceProp in CUDA 13; they are attributes now.
   cudaDeviceGetAttribute(&out.clock_rate_khz, cudaDevAttrClockRate, device);
   cudaDeviceGetAttribute(&out.memory_clock_rate_khz, cudaDevAttrMemoryClockRate, device);

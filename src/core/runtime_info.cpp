@@ -11,6 +11,7 @@
 #include "cudakit/core/detail/nccl_api.hpp"
 #include "cudakit/core/detail/nvml_api.hpp"
 #include "cudakit/core/detail/nvrtc_api.hpp"
+#include "core/detail/nvml_session.hpp"
 #include "cudakit/core/detail/text_file.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/driver_api.hpp"
@@ -127,6 +128,12 @@ std::vector<FeatureSupport> feature_support() {
       (void)cudaGetLastError();
     }
     out.push_back({"IPC events", ipc != 0, have_gpu ? (ipc ? "supported" : "not supported") : no_gpu});
+  }
+  {
+    // Telemetry (temperature, power, cudakit top) needs NVML initialized, not only loaded.
+    const detail::NvmlSession& nvml = detail::nvml_session();
+    out.push_back({"device telemetry (NVML)", nvml.api != nullptr,
+                   nvml.api ? "nvmlInit_v2 succeeded" : "NVML is not available: " + nvml.reason});
   }
   return out;
 }

@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "cudakit/core/capture_hook.hpp"
+#include "cudakit/core/current_stream.hpp"
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/device_allocator.hpp"
+#include "cudakit/tensor/blas_handle.hpp"
 #include "cudakit/tensor/cublas_workspace.hpp"
 
 namespace cudakit::tensor {
@@ -185,6 +187,8 @@ void clear_cublas_workspaces() {
   thread_context().free_workspaces();
   CaptureWorkspaces::instance().release_finished();
 }
+
+cublasHandle_t current_blas_handle() { return detail::cublas_handle(current_stream()); }
 
 namespace detail {
 

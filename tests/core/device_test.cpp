@@ -59,7 +59,7 @@ TEST(RuntimeInfo, ReportsEveryComponentAndFeature) {
   for (const auto& c : components) EXPECT_FALSE(c.detail.empty()) << c.name;  // where, or why not
   EXPECT_EQ(components[2].version.substr(0, 3), "13.");  // the runtime we link
   const auto features = cudakit::feature_support();
-  EXPECT_EQ(features.size(), 6u);
+  EXPECT_EQ(features.size(), 7u);  // graph tools ids, GDS, nvidia-fs, green contexts, VMM, IPC events, NVML
   for (const auto& f : features) EXPECT_FALSE(f.detail.empty()) << f.name;
   // Whether cuFile can DMA at all: the nvidia-fs module, as /proc says.
   const auto nvfs = std::find_if(features.begin(), features.end(),

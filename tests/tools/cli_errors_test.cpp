@@ -79,7 +79,7 @@ class CudakitCli : public ::testing::Test {
 // Subcommands
 
 TEST_F(CudakitCli, AMissingOrUnknownSubcommandListsTheSubcommands) {
-  const std::string all = "alloc-replay, demo, info, jit, memviz, rng, trace, tune";
+  const std::string all = "alloc-replay, demo, info, jit, memviz, rng, top, trace, tune";
   expect_error({}, kUsage, "cudakit: missing subcommand; the subcommands are " + all);
   expect_error({"frobnicate"}, kUsage,
                "cudakit: unknown subcommand 'frobnicate'; the subcommands are " + all);

@@ -11,7 +11,9 @@
 
 namespace cudakit {
 
-// What get_device_properties reports; the names follow torch's _CudaDeviceProperties.
+// What get_device_properties reports; the names follow torch's _CudaDeviceProperties (torch
+// 2.11 has them all; pci_bus_id is the whole "domain:bus:device.function" here, where torch's is
+// the bus number alone, and the clock rates carry their unit in the name).
 struct DeviceProperties {
   int index = -1;
   std::string name;
@@ -32,6 +34,11 @@ struct DeviceProperties {
   bool unified_addressing = false;
   std::string uuid;          // "GPU-xxxxxxxx-xxxx-..."
   std::string pci_bus_id;    // "0000:19:00.0"
+  bool is_multi_gpu_board = false;   // one of several GPUs on one board
+  int max_threads_per_block = 0;
+  std::size_t shared_memory_per_block = 0;  // bytes a block gets without opting in
+  int pci_device_id = 0;     // the device's number on its PCI bus
+  int pci_domain_id = 0;
 };
 
 // Number of visible CUDA devices; 0 when there is no GPU or no usable driver. Never throws.

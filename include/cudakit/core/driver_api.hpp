@@ -35,6 +35,7 @@ using PFN_StreamGetCtxWithGreen = CUresult (*)(CUstream, CUcontext*, CUgreenCtx*
   X(cuCtxSetCurrent, 12000)                       \
   X(cuDevicePrimaryCtxRetain, 12000)              \
   X(cuDevicePrimaryCtxRelease, 12000)             \
+  X(cuDevicePrimaryCtxGetState, 12000)            \
   X(cuStreamGetId, 12000)                         \
   X(cuMemGetAllocationGranularity, 12000)         \
   X(cuMemCreate, 12000)                           \

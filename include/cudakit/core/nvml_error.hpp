@@ -1,0 +1,38 @@
+#pragma once
+// NVML's errors in cudakit's error family (See Note [Error hierarchy]).
+
+#include <source_location>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "cudakit/core/error.hpp"
+
+namespace cudakit {
+
+// An NVML call failed. status() is the nvmlReturn_t (NVML_ERROR_NOT_SUPPORTED = 3,
+// NVML_ERROR_NO_PERMISSION = 4, NVML_ERROR_GPU_IS_LOST = 15, ...), and the message names the call
+// and NVML's words for the status.
+class NvmlError : public detail::ErrorOf<std::runtime_error> {
+ public:
+  NvmlError(int nvml_return, std::string api, std::string_view detail,
+            std::source_location location = std::source_location::current());
+};
+
+// NVML cannot be used in this process: libnvidia-ml is not there (it comes with the driver, so a
+// machine without one has none), lacks entry points cudakit needs, or nvmlInit_v2 failed (no
+// driver loaded). The message reads "NVML is not available: <why>", as `cudakit info` says it.
+// status() is NVML_ERROR_LIBRARY_NOT_FOUND (12) when the library did not load, otherwise what
+// nvmlInit_v2 returned (NVML_ERROR_DRIVER_NOT_LOADED = 9, ...).
+class NvmlUnavailableError : public NvmlError {
+ public:
+  NvmlUnavailableError(int nvml_return, std::string api, std::string_view why,
+                       std::source_location location = std::source_location::current());
+  // The reason alone, without "NVML is not available: ".
+  [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+}  // namespace cudakit
