@@ -47,3 +47,16 @@ fi
 echo "== pinned host memory (cudakit, then torch)"
 "$B/bin/pinned_bench" 2>&1 | tee "$out/pinned.txt"
 python3 bench/torch_pinned_bench.py 2>&1 | grep -v -i warn | tee -a "$out/pinned.txt"
+if [ -x "$B/bin/nccl_bench" ]; then
+  echo "== NCCL collectives (cudakit single-process and multi-process, then torch.distributed)"
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+  {
+    "$B/bin/nccl_bench"
+    "$B/bin/nccl_bench" --processes "$gpus"
+    PYTHONUNBUFFERED=1 python3 bench/torch_nccl_bench.py --processes "$gpus" 2>/dev/null
+  } > "$out/nccl.jsonl" 2> "$out/nccl.err"
+  python3 bench/nccl_table.py "$out/nccl.jsonl" | tee "$out/nccl.txt"
+  if [ "$gpus" -lt 2 ]; then
+    echo "nccl: $gpus GPU here, so these are one-rank figures (copies and launch latency); the bandwidth table needs the multi-GPU machine"
+  fi
+fi

@@ -58,6 +58,7 @@ const char* to_string(TraceEventKind kind) noexcept {
     case TraceEventKind::capture_end: return "capture_end";
     case TraceEventKind::graph_launch: return "graph_launch";
     case TraceEventKind::stream_destroy: return "stream_destroy";
+    case TraceEventKind::collective: return "collective";
   }
   return "unknown";
 }

@@ -30,6 +30,7 @@ enum class TraceEventKind : std::uint8_t {
   capture_end,         // stream, graph
   graph_launch,        // stream, graph (the executable graph)
   stream_destroy,      // stream (still valid: reported before it is destroyed)
+  collective,          // name (the operation: "all_reduce"), stream, accesses (its buffers)
 };
 [[nodiscard]] const char* to_string(TraceEventKind kind) noexcept;
 
@@ -51,11 +52,12 @@ struct TraceEvent {
   const void* source = nullptr;
   std::size_t bytes = 0;
   cudaMemcpyKind copy_kind = cudaMemcpyDefault;
-  // kernel_launch: the kernel's name, as the launching code gives it (static storage).
+  // kernel_launch: the kernel's name, as the launching code gives it (static storage);
+  // collective: the operation's name.
   const char* name = nullptr;
-  // kernel_launch: the ranges the kernel touches; valid during the listener's call only.
+  // kernel_launch, collective: the ranges the work touches; valid during the listener's call only.
   std::span<const MemoryAccess> accesses;
-  // kernel_launch: whether the launching code declared its accesses (an empty list then means
+  // kernel_launch (collective: always true): whether the launching code declared its accesses (an empty list then means
   // the kernel touches no memory, not that nothing is known).
   bool accesses_declared = false;
   // capture_begin / capture_end / graph_launch: the graph's identity (its handle's value).
