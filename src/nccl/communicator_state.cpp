@@ -79,11 +79,26 @@ CommunicatorState::~CommunicatorState() {
     aborted = aborted_;
   }
   if (!aborted && comm != nullptr && api->ncclCommDestroy != nullptr) {
-    // Work still queued must finish first: ncclCommDestroy frees what the kernels use.
-    cudaSetDevice(device);
-    for (const PendingOperation& p : pending_) (void)cudaEventSynchronize(p.event);
-    const ncclResult_t r = api->ncclCommDestroy(comm);
-    if (r != ncclSuccess) CUDAKIT_LOG(warning, "ncclCommDestroy (rank ", rank, ") failed: ", nccl_error_text(r, nullptr));
+    // Work still queued must finish first, as ncclCommDestroy frees what the kernels use; but
+    // not forever (a peer may never come): past the timeout the communicator is aborted.
+    (void)cudaSetDevice(device);
+    const auto deadline = Clock::now() + options.timeout;
+    bool drained = true;
+    for (const PendingOperation& p : pending_) {
+      while (cudaEventQuery(p.event) == cudaErrorNotReady && (drained = Clock::now() < deadline))
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (!drained) break;
+    }
+    (void)cudaGetLastError();
+    if (drained) {
+      const ncclResult_t r = api->ncclCommDestroy(comm);
+      if (r != ncclSuccess && r != ncclInProgress)
+        CUDAKIT_LOG(warning, "ncclCommDestroy (rank ", rank, ") failed: ", nccl_error_text(r, nullptr));
+    } else {
+      CUDAKIT_LOG(error, "NCCL communicator '", options.name, "' rank ", rank, " destroyed with operation ",
+                  label(pending_.front().op, pending_.front().seq), " unfinished after the timeout: aborting it");
+      abort();
+    }
   }
   for (const PendingOperation& p : pending_) (void)cudaEventDestroy(p.event);
   for (cudaEvent_t e : free_events_) (void)cudaEventDestroy(e);
@@ -246,6 +261,8 @@ void CommunicatorState::poll_once() {
         it = pending_.erase(it);
         continue;
       }
+      // The runtime going away at exit is no failure of the operation: nothing more to watch.
+      if (q == cudaErrorCudartUnloading || q == cudaErrorContextIsDestroyed) return;
       if (q != cudaErrorNotReady) {
         (void)cudaGetLastError();
         recorder.set_state(it->seq, FlightState::failed);
@@ -295,6 +312,10 @@ void CommunicatorState::poll_once() {
 
 void CommunicatorState::watchdog_loop() {
   (void)cudaSetDevice(device);
+  // Relaxed: this thread's event queries must neither fail nor invalidate a capture another
+  // thread makes in cudaStreamCaptureModeGlobal.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  (void)cudaThreadExchangeStreamCaptureMode(&mode);
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     wake_.wait_for(lock, options.poll_interval, [this] { return stopping_; });

@@ -20,7 +20,7 @@
 #include "cudakit/nccl/validation.hpp"
 #include "cudakit/nccl/version.hpp"
 #include "cudakit/tensor/factories.hpp"
-#include "support/gpu_test.hpp"
+#include "nccl/require_nccl.hpp"
 #include "support/kernels.hpp"
 
 namespace {
@@ -33,12 +33,6 @@ using cudakit::nccl::DataType;
 using cudakit::nccl::ReduceOp;
 using cudakit::tensor::DType;
 using cudakit::tensor::Tensor;
-
-#define CUDAKIT_REQUIRE_NCCL()                                                        \
-  do {                                                                                \
-    CUDAKIT_REQUIRE_GPU();                                                            \
-    if (!cudakit::nccl::library_loaded()) GTEST_SKIP() << "libnccl is not available"; \
-  } while (0)
 
 Communicator one_rank(CommunicatorOptions options = {}) {
   return Communicator::init_rank(1, 0, cudakit::nccl::unique_id(), 0, options);

@@ -19,7 +19,7 @@
 #include "cudakit/nccl/version.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "nccl/store_processes.hpp"
-#include "support/gpu_test.hpp"
+#include "nccl/require_nccl.hpp"
 #include "support/scratch_dir.hpp"
 
 namespace {
@@ -33,12 +33,6 @@ using cudakit::tensor::DType;
 using cudakit::tensor::Tensor;
 
 constexpr const char* kChildMode = "nccl_gpu_rank";
-
-#define CUDAKIT_REQUIRE_NCCL_GPUS(n)                                                  \
-  do {                                                                                \
-    CUDAKIT_REQUIRE_GPUS(n);                                                          \
-    if (!cudakit::nccl::library_loaded()) GTEST_SKIP() << "libnccl is not available"; \
-  } while (0)
 
 const DType kDtypes[] = {DType::float32, DType::float16, DType::bfloat16, DType::float64,
                          DType::int32,   DType::int64,   DType::uint8,    DType::bool_};

@@ -141,6 +141,27 @@ TEST(TcpStore, APeerSpeakingAnotherProtocolIsDroppedWithAReason) {
   EXPECT_EQ(good.get("still"), "serving");
 }
 
+// The watchdog shares its communicator's store with the program's thread: requests from several
+// threads on one client go one at a time, and the server sees every one.
+TEST(TcpStoreConcurrency, ThreadsSharingOneClientAndOthersWithTheirOwnCountExactly) {
+  TcpStoreServer server("127.0.0.1", 0);
+  TcpStore shared("127.0.0.1", server.port(), 0, 5s);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      TcpStore own("127.0.0.1", server.port(), t + 1, 5s);
+      for (int i = 0; i < 50; ++i) {
+        shared.add("count", 1);
+        own.add("count", 1);
+        shared.set("last/" + std::to_string(t), std::to_string(i));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(shared.add("count", 0), 400);
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(shared.get("last/" + std::to_string(t)), "49");
+}
+
 // ---- several processes: each rank a child of this binary ----
 
 // What each child does: set its key, read everyone's, count itself in, and meet at barriers.
@@ -208,7 +229,7 @@ TEST_P(TcpStoreProcesses, EveryRankSeesEveryOthersKeysAndCount) {
 }
 INSTANTIATE_TEST_SUITE_P(WorldSizes, TcpStoreProcesses, ::testing::Values(2, 16));
 
-TEST(TcpStoreProcesses, RanksStartedBeforeTheStoreJoinItWhenItComes) {
+TEST(TcpStoreJoins, RanksStartedBeforeTheStoreJoinItWhenItComes) {
   if (!child_mode().empty()) GTEST_SKIP();
   cudakit::testing::ScratchDir scratch;
   int port = 0;
@@ -223,7 +244,7 @@ TEST(TcpStoreProcesses, RanksStartedBeforeTheStoreJoinItWhenItComes) {
   expect_all_passed(wait_rank_processes(processes, 20s));
 }
 
-TEST(TcpStoreProcesses, AMissingRankTimesTheJoinOutNamingHowManyCame) {
+TEST(TcpStoreJoins, AMissingRankTimesTheJoinOutNamingHowManyCame) {
   if (!child_mode().empty()) GTEST_SKIP();
   cudakit::testing::ScratchDir scratch;
   TcpStoreServer server("127.0.0.1", 0);
