@@ -215,7 +215,8 @@ TEST(OneRankGraphs, ACollectiveCapturedInAGraphRunsOnEveryReplay) {
   CUDAKIT_REQUIRE_NCCL();
   Communicator comm = one_rank();
   cudakit::Stream stream(0);
-  const Tensor in = counting(4096, DType::float32), out = cuda_tensor(4096, DType::float32);
+  Tensor in = counting(4096, DType::float32);
+  const Tensor out = cuda_tensor(4096, DType::float32);
   ASSERT_EQ(cudaStreamBeginCapture(stream.handle(), cudaStreamCaptureModeThreadLocal), cudaSuccess);
   comm.all_reduce(in, out, ReduceOp::sum, stream);
   cudaGraph_t graph = nullptr;
