@@ -179,7 +179,7 @@ void CommunicatorState::abort() noexcept {
   }
   if (comm != nullptr && nccl.ncclCommAbort != nullptr) {
     const ncclResult_t r = nccl.ncclCommAbort(comm);
-    if (r != ncclSuccess) CUDAKIT_LOG(warning, "ncclCommAbort (rank ", rank, ") failed: ", nccl_error_text(r, nullptr));
+    if (r != ncclSuccess && r != ncclInProgress) CUDAKIT_LOG(warning, "ncclCommAbort (rank ", rank, ") failed: ", nccl_error_text(r, nullptr));
   }
 }
 
