@@ -1,6 +1,8 @@
 #include "cudakit/nccl/communicator.hpp"
 
 #include <algorithm>
+#include <array>
+#include <span>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -119,6 +121,25 @@ void add_access(std::vector<MemoryAccess>& accesses, const Buffer& b, Mode mode)
   accesses.push_back({b.data, b.bytes(), mode});
 }
 
+// The tensors a tensor overload hands to the raw overload it calls, to be record_stream'ed on
+// the operation's stream once the raw overload has validated everything (a refused operation
+// marks nothing). Set for the duration of that one call on this thread.
+thread_local std::span<const tensor::Tensor* const> t_tensors_to_record;
+
+class RecordAfterValidation {
+ public:
+  RecordAfterValidation(const tensor::Tensor* first, const tensor::Tensor* second = nullptr)
+      : tensors_{first, second} {
+    t_tensors_to_record = std::span(tensors_.data(), second != nullptr ? 2 : 1);
+  }
+  ~RecordAfterValidation() { t_tensors_to_record = {}; }
+  RecordAfterValidation(const RecordAfterValidation&) = delete;
+  RecordAfterValidation& operator=(const RecordAfterValidation&) = delete;
+
+ private:
+  std::array<const tensor::Tensor*, 2> tensors_;
+};
+
 // Issues one operation: see Communicator's comment on operations.
 template <class Call>
 void issue(const std::shared_ptr<CommunicatorState>& state, const OperationInfo& info, OptionalStream stream_arg,
@@ -130,6 +151,8 @@ void issue(const std::shared_ptr<CommunicatorState>& state, const OperationInfo&
   if (stream.device() != s.device)
     throw InvalidArgumentError(api_name, concat("the stream is on cuda:", stream.device(), " but the communicator is on cuda:",
                                                 s.device));
+  for (const tensor::Tensor* t : std::exchange(t_tensors_to_record, {}))
+    if (t->defined() && t->device().is_cuda() && t->device().index == s.device) t->record_stream(stream);
   if (trace_hooks_active()) {
     cudakit::detail::emit_trace_event(TraceEvent{.kind = TraceEventKind::collective,
                                                  .device = s.device,
@@ -415,21 +438,12 @@ void Communicator::recv(const Buffer& output, int peer, OptionalStream stream) {
 
 // ---- operations on tensors: the buffers, bool's reductions, and record_stream ----
 
-namespace {
-// Marks the tensors as used on the stream the operation will take (before it is issued, so
-// that a failure to record leaves nothing enqueued).
-void record_streams(const Communicator& c, OptionalStream stream, std::initializer_list<const tensor::Tensor*> tensors) {
-  const StreamRef s = stream_or_current(stream, c.device());
-  for (const tensor::Tensor* t : tensors)
-    if (t->defined() && t->device().is_cuda() && t->device().index == c.device()) t->record_stream(s);
-}
-}  // namespace
 
 void Communicator::all_reduce(const tensor::Tensor& input, const tensor::Tensor& output, ReduceOp op, OptionalStream stream) {
   const char* api_name = "nccl::Communicator::all_reduce";
   const Buffer in = Buffer::of(input, api_name), out = Buffer::of(output, api_name);
   const ReduceOp effective = bool_reduction(input, op, api_name);
-  record_streams(*this, stream, {&input, &output});
+  const RecordAfterValidation record(&input, &output);
   all_reduce(in, out, effective, stream);
 }
 
@@ -439,7 +453,7 @@ void Communicator::reduce(const tensor::Tensor& input, const tensor::Tensor& out
   const Buffer in = Buffer::of(input, api_name);
   const Buffer out = output.defined() ? Buffer::of(output, api_name) : in;
   const ReduceOp effective = bool_reduction(input, op, api_name);
-  record_streams(*this, stream, {&input, &output});
+  const RecordAfterValidation record(&input, &output);
   reduce(in, out, root, effective, stream);
 }
 
@@ -447,14 +461,14 @@ void Communicator::broadcast(const tensor::Tensor& input, const tensor::Tensor& 
   const char* api_name = "nccl::Communicator::broadcast";
   const Buffer out = Buffer::of(output, api_name);
   const Buffer in = input.defined() ? Buffer::of(input, api_name) : out;
-  record_streams(*this, stream, {&input, &output});
+  const RecordAfterValidation record(&input, &output);
   broadcast(in, out, root, stream);
 }
 
 void Communicator::all_gather(const tensor::Tensor& input, const tensor::Tensor& output, OptionalStream stream) {
   const char* api_name = "nccl::Communicator::all_gather";
   const Buffer in = Buffer::of(input, api_name), out = Buffer::of(output, api_name);
-  record_streams(*this, stream, {&input, &output});
+  const RecordAfterValidation record(&input, &output);
   all_gather(in, out, stream);
 }
 
@@ -463,26 +477,26 @@ void Communicator::reduce_scatter(const tensor::Tensor& input, const tensor::Ten
   const char* api_name = "nccl::Communicator::reduce_scatter";
   const Buffer in = Buffer::of(input, api_name), out = Buffer::of(output, api_name);
   const ReduceOp effective = bool_reduction(input, op, api_name);
-  record_streams(*this, stream, {&input, &output});
+  const RecordAfterValidation record(&input, &output);
   reduce_scatter(in, out, effective, stream);
 }
 
 void Communicator::all_to_all(const tensor::Tensor& input, const tensor::Tensor& output, OptionalStream stream) {
   const char* api_name = "nccl::Communicator::all_to_all";
   const Buffer in = Buffer::of(input, api_name), out = Buffer::of(output, api_name);
-  record_streams(*this, stream, {&input, &output});
+  const RecordAfterValidation record(&input, &output);
   all_to_all(in, out, stream);
 }
 
 void Communicator::send(const tensor::Tensor& input, int peer, OptionalStream stream) {
   const Buffer in = Buffer::of(input, "nccl::Communicator::send");
-  record_streams(*this, stream, {&input});
+  const RecordAfterValidation record(&input);
   send(in, peer, stream);
 }
 
 void Communicator::recv(const tensor::Tensor& output, int peer, OptionalStream stream) {
   const Buffer out = Buffer::of(output, "nccl::Communicator::recv");
-  record_streams(*this, stream, {&output});
+  const RecordAfterValidation record(&output);
   recv(out, peer, stream);
 }
 
