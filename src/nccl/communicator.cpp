@@ -145,12 +145,13 @@ template <class Call>
 void issue(const std::shared_ptr<CommunicatorState>& state, const OperationInfo& info, OptionalStream stream_arg,
            Call&& call) {
   CommunicatorState& s = *state;
-  const std::string api_name = concat("nccl::Communicator::", info.op);
-  s.check(api_name.c_str());
+  // Messages' strings are built on the failure paths only: this is every operation's host cost.
+  auto api_name = [&] { return concat("nccl::Communicator::", info.op); };
+  s.check("nccl::Communicator");
   const StreamRef stream = stream_or_current(stream_arg, s.device);
   if (stream.device() != s.device)
-    throw InvalidArgumentError(api_name, concat("the stream is on cuda:", stream.device(), " but the communicator is on cuda:",
-                                                s.device));
+    throw InvalidArgumentError(api_name(), concat("the stream is on cuda:", stream.device(),
+                                                  " but the communicator is on cuda:", s.device));
   for (const tensor::Tensor* t : std::exchange(t_tensors_to_record, {}))
     if (t->defined() && t->device().is_cuda() && t->device().index == s.device) t->record_stream(stream);
   if (trace_hooks_active()) {
@@ -162,7 +163,6 @@ void issue(const std::shared_ptr<CommunicatorState>& state, const OperationInfo&
                                                  .accesses_declared = true});
   }
   const std::uint64_t seq = s.seq.fetch_add(1) + 1;
-  const std::string label = CommunicatorState::label(info.op, seq);
   s.recorder.add(FlightRecord{seq, info.op, info.dtype, info.input_count, info.output_count, info.peer, stream.id(),
                               FlightState::enqueued, 0});
   ncclResult_t r;
@@ -173,14 +173,15 @@ void issue(const std::shared_ptr<CommunicatorState>& state, const OperationInfo&
   }
   if (r != ncclSuccess && r != ncclInProgress) {
     s.recorder.set_state(seq, FlightState::failed);
-    throw NcclError(static_cast<int>(r), api_name, s.rank, label, detail::nccl_error_text(r, s.comm));
+    throw NcclError(static_cast<int>(r), api_name(), s.rank, CommunicatorState::label(info.op, seq),
+                    detail::nccl_error_text(r, s.comm));
   }
   detail::GroupFrame& frame = detail::group_frame();
   if (frame.depth > 0) {
     frame.operations.push_back({state, seq, info.op, stream});
     return;
   }
-  if (r == ncclInProgress) s.wait_ready(label);
+  if (r == ncclInProgress) s.wait_ready(CommunicatorState::label(info.op, seq));
   s.watch(seq, info.op, stream);
 }
 

@@ -104,7 +104,7 @@ CommunicatorState::~CommunicatorState() {
   for (cudaEvent_t e : free_events_) (void)cudaEventDestroy(e);
 }
 
-std::string CommunicatorState::label(const std::string& op, std::uint64_t seq) { return concat(op, "#", seq); }
+std::string CommunicatorState::label(const std::string& op, std::uint64_t seq) { return op + "#" + std::to_string(seq); }
 
 std::string CommunicatorState::store_prefix() const { return concat("cudakit/nccl/", options.name, "/flight"); }
 
