@@ -15,6 +15,8 @@ using cudakit::detail::concat;
 namespace {
 
 constexpr std::string_view kHeader = "cudakit-flight-records";
+// Far above any NCCL world; a header claiming more is not one of ours.
+constexpr int kMaxWorldSize = 1 << 20;
 constexpr std::string_view kStateNames[] = {"enqueued", "completed", "timed_out", "failed"};
 
 bool is_point_to_point(std::string_view op) { return op == "send" || op == "recv"; }
@@ -119,7 +121,7 @@ RankFlightRecords parse_flight_records(std::string_view text) {
                                    concat("line ", line_number, ": expected '", kHeader, " 1 <rank> <world size>', found '", line, "'"));
       out.rank = parse_number<int>(words[2], line_number, "rank");
       out.world_size = parse_number<int>(words[3], line_number, "world size");
-      if (out.world_size < 1 || out.rank < 0 || out.rank >= out.world_size)
+      if (out.world_size < 1 || out.world_size > kMaxWorldSize || out.rank < 0 || out.rank >= out.world_size)
         throw InvalidArgumentError("parse_flight_records", concat("line ", line_number, ": rank ", out.rank,
                                                                   " does not fit world size ", out.world_size));
       header = true;
@@ -156,10 +158,16 @@ FlightReport analyze_flight_records(std::span<const RankFlightRecords> ranks, in
   std::map<int, const RankFlightRecords*> by_rank;
   for (const RankFlightRecords& r : ranks)
     if (r.rank >= 0 && r.rank < world_size) by_rank[r.rank] = &r;
-  for (int rank = 0; rank < world_size; ++rank) {
-    if (by_rank.contains(rank)) continue;
-    report.missing.push_back(rank);
-    text << "rank " << rank << " sent no flight records (dead, unreachable, or hung outside cudakit)\n";
+  for (int rank = 0; rank < world_size; ++rank)
+    if (!by_rank.contains(rank)) report.missing.push_back(rank);
+  // One line per run of silent ranks: a big world with most ranks gone stays one line.
+  for (std::size_t i = 0; i < report.missing.size();) {
+    std::size_t j = i;
+    while (j + 1 < report.missing.size() && report.missing[j + 1] == report.missing[j] + 1) ++j;
+    if (i == j) text << "rank " << report.missing[i];
+    else text << "ranks " << report.missing[i] << "-" << report.missing[j];
+    text << " sent no flight records (dead, unreachable, or hung outside cudakit)\n";
+    i = j + 1;
   }
   // The last number each rank issued, and what it was.
   std::uint64_t newest = 0;

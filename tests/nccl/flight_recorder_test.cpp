@@ -57,6 +57,8 @@ TEST(FlightRecorder, MalformedRecordsAreRefusedNamingTheLine) {
   expect_refused([] { (void)parse_flight_records(""); }, "no header line");
   expect_refused([] { (void)parse_flight_records("cudakit-flight-records 2 0 1\n"); }, "line 1: expected");
   expect_refused([] { (void)parse_flight_records("cudakit-flight-records 1 4 2\n"); }, "rank 4 does not fit world size 2");
+  expect_refused([] { (void)parse_flight_records("cudakit-flight-records 1 0 30004105\n"); },
+                 "rank 0 does not fit world size 30004105");
   expect_refused([] { (void)parse_flight_records("cudakit-flight-records 1 0 2\n1 all_reduce float32 1 1 -1 0 completed\n"); },
                  "line 2: a record has 9 fields, this one 8");
   expect_refused([] { (void)parse_flight_records("cudakit-flight-records 1 0 2\n1 x float33 1 1 -1 0 completed 0\n"); },
@@ -109,6 +111,11 @@ TEST(FlightReport, SendAndRecvPairUpAndASilentRankIsMissing) {
   EXPECT_TRUE(report.mismatched.empty()) << report.text;
   EXPECT_EQ(report.missing, std::vector<int>{2});
   EXPECT_NE(report.text.find("rank 2 sent no flight records"), std::string::npos) << report.text;
+  // Runs of silent ranks are one line each.
+  const std::vector<RankFlightRecords> one = {a};
+  const auto wide = analyze_flight_records(one, 1000);
+  EXPECT_EQ(wide.missing.size(), 999u);
+  EXPECT_NE(wide.text.find("ranks 1-999 sent no flight records"), std::string::npos) << wide.text;
 }
 
 }  // namespace
