@@ -6,6 +6,11 @@ B=${BUNDLE:-gpu-bundle}
 out=${OUT:-/tmp/cudakit-bench}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/$B/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# NCCL, loaded at run time: the system's, else the one PyTorch's wheel brings (nvidia-nccl).
+if ! ldconfig -p 2>/dev/null | grep -q libnccl.so.2; then
+  nccl_dir=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
+  if [ -n "$nccl_dir" ]; then export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$nccl_dir"; fi
+fi
 # Every recorded trace (tests/data/alloc-traces), labelled by its name.
 T=""
 for f in "$B"/data/alloc-traces/trace_*.csv.gz; do n=$(basename "$f" .csv.gz); T="$T ${n#trace_} $f"; done
@@ -94,4 +99,16 @@ if [ -x "$B/bin/green_bench" ]; then
   echo "== green contexts (cudakit, then torch)"
   { "$B/bin/green_bench"; python3 bench/torch_green_bench.py 2>&1 | grep '^{'; } > "$out/green.jsonl" 2> "$out/green.err"
   python3 bench/green_table.py "$out/green.jsonl" | tee "$out/green.txt"
+if [ -x "$B/bin/nccl_bench" ]; then
+  echo "== NCCL collectives (cudakit single-process and multi-process, then torch.distributed)"
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+  {
+    "$B/bin/nccl_bench"
+    "$B/bin/nccl_bench" --processes "$gpus"
+    PYTHONUNBUFFERED=1 python3 bench/torch_nccl_bench.py --processes "$gpus" 2>/dev/null
+  } > "$out/nccl.jsonl" 2> "$out/nccl.err"
+  python3 bench/nccl_table.py "$out/nccl.jsonl" | tee "$out/nccl.txt"
+  if [ "$gpus" -lt 2 ]; then
+    echo "nccl: $gpus GPU here, so these are one-rank figures (copies and launch latency); the bandwidth table needs the multi-GPU machine"
+  fi
 fi

@@ -62,7 +62,7 @@ struct TraceEvent {
   const char* name = nullptr;
   // kernel_launch, collective: the ranges the operation touches; valid during the listener's call only.
   std::span<const MemoryAccess> accesses;
-  // kernel_launch: whether the launching code declared its accesses (an empty list then means
+  // kernel_launch (collective: always true): whether the launching code declared its accesses (an empty list then means
   // the kernel touches no memory, not that nothing is known).
   bool accesses_declared = false;
   // capture_begin / capture_end / graph_launch: the graph's identity, the same value for a

@@ -9,7 +9,7 @@ namespace cudakit::detail {
 
 // Required entries exist in every NCCL since 2.7 (ncclSend, ncclRecv); the optional ones came
 // later: ncclGetLastError with 2.13, ncclCommInitRankConfig and ncclCommFinalize with 2.14,
-// ncclCommSplit with 2.18.
+// ncclCommSplit with 2.18, ncclCommRegister with 2.19.
 #define CUDAKIT_NCCL_FUNCTIONS(X)          \
   X(ncclGetVersion, required)              \
   X(ncclGetErrorString, required)          \
@@ -26,6 +26,8 @@ namespace cudakit::detail {
   X(ncclCommCuDevice, required)            \
   X(ncclCommUserRank, required)            \
   X(ncclCommSplit, optional)               \
+  X(ncclCommRegister, optional)            \
+  X(ncclCommDeregister, optional)          \
   X(ncclAllReduce, required)               \
   X(ncclBroadcast, required)               \
   X(ncclReduce, required)                  \

@@ -1,0 +1,32 @@
+#include "nccl/detail/nccl_call.hpp"
+
+#include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/error.hpp"
+#include "cudakit/core/nccl_error.hpp"
+
+namespace cudakit::nccl::detail {
+
+using cudakit::detail::concat;
+
+const cudakit::detail::NcclApi& loaded_nccl(const char* api) {
+  const auto& table = cudakit::detail::nccl_api();
+  if (!table.status.loaded) throw StateError(api, concat("NCCL is not available: ", table.status.reason));
+  return table;
+}
+
+std::string nccl_error_text(ncclResult_t result, ncclComm_t comm) {
+  const auto& table = cudakit::detail::nccl_api();
+  std::string text = table.ncclGetErrorString != nullptr ? table.ncclGetErrorString(result) : "NCCL error";
+  if (table.ncclGetLastError != nullptr) {
+    const char* last = table.ncclGetLastError(comm);
+    if (last != nullptr && *last != '\0') text = concat(text, " (", last, ")");
+  }
+  return text;
+}
+
+void check_nccl(ncclResult_t result, const char* api, int rank, const std::string& operation) {
+  if (result == ncclSuccess || result == ncclInProgress) return;
+  throw NcclError(static_cast<int>(result), api, rank, operation, nccl_error_text(result, nullptr));
+}
+
+}  // namespace cudakit::nccl::detail

@@ -1,0 +1,71 @@
+#include "cudakit/nccl/validation.hpp"
+
+#include <gtest/gtest.h>
+
+#include "cudakit/tensor/factories.hpp"
+#include "support/expect_refused.hpp"
+
+namespace {
+
+using cudakit::nccl::Buffer;
+using cudakit::nccl::check_buffer;
+using cudakit::nccl::check_divisible;
+using cudakit::nccl::check_output;
+using cudakit::nccl::check_rank;
+using cudakit::nccl::DataType;
+using cudakit::nccl::tensor_list_problem;
+using cudakit::testing::expect_refused;
+
+// Buffers are descriptions: validation never touches the memory, so any address will do.
+void* const kSomewhere = reinterpret_cast<void*>(0x1000);
+
+Buffer cuda(int device, std::size_t count, DataType dtype = DataType::float32) {
+  return Buffer{kSomewhere, count, dtype, device, true};
+}
+
+TEST(NcclValidation, BuffersMustBeContiguousCudaMemoryOnTheCommunicatorsDevice) {
+  check_buffer("op", "input", cuda(1, 8), 1);
+  expect_refused([] { check_buffer("op", "input", cuda(-1, 8), 0); }, "the input (float32 x 8 on the host) is host memory");
+  expect_refused([] { check_buffer("op", "output", cuda(2, 8), 0); }, "is on cuda:2 but the communicator is on cuda:0");
+  Buffer strided = cuda(0, 8);
+  strided.contiguous = false;
+  expect_refused([&] { check_buffer("op", "input", strided, 0); }, "is not contiguous");
+  expect_refused([] { check_buffer("op", "input", Buffer{nullptr, 4, DataType::int8, 0, true}, 0); }, "has no data pointer");
+}
+
+TEST(NcclValidation, OutputsFollowTheOperationsSizeRule) {
+  check_output("all_gather", cuda(0, 8), cuda(0, 32), 32, "world_size x the input");
+  expect_refused([] { check_output("all_gather", cuda(0, 8), cuda(0, 24), 32, "world_size x the input"); },
+                 "the output has 24 elements; it must have 32 (world_size x the input, the input has 8)");
+  expect_refused([] { check_output("all_reduce", cuda(0, 8), cuda(0, 8, DataType::float16), 8, "as many"); },
+                 "the output's dtype float16 differs from the input's float32");
+  expect_refused([] { check_divisible("reduce_scatter", cuda(0, 10), 4); }, "10 elements do not split evenly over 4 ranks");
+}
+
+TEST(NcclValidation, RootsAndPeersMustBeRanks) {
+  check_rank("broadcast", "root", 3, 4);
+  expect_refused([] { check_rank("broadcast", "root", 4, 4); }, "the root 4 is outside 0..3 (world size 4)");
+  expect_refused([] { check_rank("send", "peer", -1, 2); }, "the peer -1 is outside 0..1");
+}
+
+TEST(NcclValidation, TensorListsNeedOneTensorPerDeviceOfOneDtypeAndSize) {
+  EXPECT_FALSE(tensor_list_problem(std::vector<Buffer>{cuda(0, 4), cuda(1, 4)}));
+  EXPECT_EQ(*tensor_list_problem(std::vector<Buffer>{}), "the list is empty");
+  EXPECT_EQ(*tensor_list_problem(std::vector<Buffer>{cuda(0, 4), cuda(0, 4)}), "tensor 1 is on cuda:0, as an earlier one");
+  EXPECT_EQ(*tensor_list_problem(std::vector<Buffer>{cuda(0, 4), cuda(1, 4, DataType::int64)}),
+            "tensor 1 is int64, tensor 0 float32");
+  EXPECT_EQ(*tensor_list_problem(std::vector<Buffer>{cuda(0, 4), cuda(1, 5)}), "tensor 1 has 5 elements, tensor 0 has 4");
+  EXPECT_NE(tensor_list_problem(std::vector<Buffer>{cuda(-1, 4)})->find("not on a CUDA device"), std::string::npos);
+}
+
+TEST(NcclValidation, HostTensorsAreNotAvailableForNccl) {
+  const auto t = cudakit::tensor::from_host(std::vector<float>{1, 2, 3}, {3});
+  const cudakit::tensor::Tensor list[] = {t};
+  EXPECT_FALSE(cudakit::nccl::is_available(list));
+  const Buffer b = Buffer::of(t, "test");
+  EXPECT_EQ(b.device, -1);
+  EXPECT_EQ(b.count, 3u);
+  EXPECT_EQ(b.bytes(), 12u);
+}
+
+}  // namespace
