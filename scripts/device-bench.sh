@@ -14,101 +14,130 @@ fi
 # Every recorded trace (tests/data/alloc-traces), labelled by its name.
 T=""
 for f in "$B"/data/alloc-traces/trace_*.csv.gz; do n=$(basename "$f" .csv.gz); T="$T ${n#trace_} $f"; done
-[ "${SKIP_TIER:-0}" = 1 ] || "$B/gpu-tier.sh" "$out/tier" 2>&1 | tail -25
-echo "== allocators (cudakit, PyTorch C++, cudakit with cross_stream_reuse:off, cudaMallocAsync, cudakit's cudaMallocAsync backend, cudaMalloc)"
-# cudakit and torch alternate in three processes each: on these VMs one process runs 20-30%
-# slower than the next throughout (the same binary measured 268-372 ns/op on gpt_train), so the
-# table gives each allocator's median process (bench/alloc_table.py).
-{
-  for round in 1 2 3; do
-    "$B/bin/alloc_bench" --only cudakit $T
-    if [ $round = 1 ]; then timeout 300 bench/torch/build_and_run.sh "$B" /tmp/torch_alloc_bench $T
-    else timeout 120 /tmp/torch_alloc_bench $T; fi
-  done
-  # Each stream to its own memory, for the cross-stream rows (See Note [Memory across streams]).
-  CUDAKIT_ALLOC_CONF=cross_stream_reuse:off "$B/bin/alloc_bench" --only cudakit $T | sed 's/"cudakit"/"cudakit_off"/'
-  # Per-stream peaks, no device-wide ledger: what exact peaks cost (See Note [Device-wide peaks];
-  # its peak allocated is the streams' peaks summed, so its ratio reads low).
-  CUDAKIT_ALLOC_CONF=exact_peaks:False "$B/bin/alloc_bench" --only cudakit $T | sed 's/"cudakit"/"cudakit_per_stream_peaks"/'
-  "$B/bin/alloc_bench" --only cudaMallocAsync $T
-  "$B/bin/alloc_bench" --only cudakit_async $T
-  "$B/bin/alloc_bench" --only cudaMalloc
-} > "$out/alloc.jsonl" 2> "$out/alloc.err"
-python3 bench/alloc_table.py "$out/alloc.jsonl"
-for f in "$B"/data/alloc-traces/trace_*.csv.gz; do "$B/bin/cudakit" alloc-replay "$f" --json; done
-echo "== core"
-"$B/bin/core_bench" --benchmark_min_time=0.2 2>&1 | grep -E "^BM_" | tee "$out/core.txt"
-if [ -x "$B/bin/random_bench" ]; then
-  echo "== random"
-  "$B/bin/random_bench" 2>&1 | tail -20 | tee "$out/random.txt"
-  PYTHONUNBUFFERED=1 python3 bench/torch_random_bench.py 2>&1 | tail -10 | tee -a "$out/random.txt"
-fi
-if [ -x "$B/bin/graph_bench" ]; then
-  echo "== graphs and profiler (cudakit, then torch)"
-  "$B/bin/graph_bench" 2>&1 | tee "$out/graph.txt"
-  python3 bench/torch_graph_bench.py 2>&1 | grep -v -i warn | tee -a "$out/graph.txt"
-  "$B/bin/profiler_bench" 2>&1 | tail -5 | tee -a "$out/graph.txt"
-fi
-if [ -x "$B/bin/jiterator_bench" ]; then
-  echo "== jiterator (cudakit, then torch's jiterator, torch's ops and CuPy)"
+# PARTS="alloc tunable ..." runs only those parts (tier alloc core random graphs jiterator pinned
+# tunable nvtx sanitizer gds green nccl); unset, all of them. SKIP_TIER=1 leaves out the tier.
+part() { [ -z "${PARTS:-}" ] || [[ " $PARTS " == *" $1 "* ]]; }
+if [ "${SKIP_TIER:-0}" != 1 ] && part tier; then "$B/gpu-tier.sh" "$out/tier" 2>&1 | tail -25; fi
+if part alloc; then
+  echo "== allocators (cudakit, PyTorch C++, cudakit with cross_stream_reuse:off, cudaMallocAsync, cudakit's cudaMallocAsync backend, cudaMalloc)"
+  # cudakit and torch alternate in three processes each: on these VMs one process runs 20-30%
+  # slower than the next throughout (the same binary measured 268-372 ns/op on gpt_train), so the
+  # table gives each allocator's median process (bench/alloc_table.py).
   {
-    "$B/bin/jiterator_bench"
-    PYTHONUNBUFFERED=1 python3 bench/torch_jiterator_bench.py
-  } > "$out/jiterator.jsonl" 2> "$out/jiterator.err"
-  python3 bench/jiterator_table.py "$out/jiterator.jsonl" | tee "$out/jiterator.txt"
+    for round in 1 2 3; do
+      "$B/bin/alloc_bench" --only cudakit $T
+      if [ $round = 1 ]; then timeout 300 bench/torch/build_and_run.sh "$B" /tmp/torch_alloc_bench $T
+      else timeout 120 /tmp/torch_alloc_bench $T; fi
+    done
+    # Each stream to its own memory, for the cross-stream rows (See Note [Memory across streams]).
+    CUDAKIT_ALLOC_CONF=cross_stream_reuse:off "$B/bin/alloc_bench" --only cudakit $T | sed 's/"cudakit"/"cudakit_off"/'
+    # Per-stream peaks, no device-wide ledger: what exact peaks cost (See Note [Device-wide peaks];
+    # its peak allocated is the streams' peaks summed, so its ratio reads low).
+    CUDAKIT_ALLOC_CONF=exact_peaks:False "$B/bin/alloc_bench" --only cudakit $T | sed 's/"cudakit"/"cudakit_per_stream_peaks"/'
+    "$B/bin/alloc_bench" --only cudaMallocAsync $T
+    "$B/bin/alloc_bench" --only cudakit_async $T
+    "$B/bin/alloc_bench" --only cudaMalloc
+  } > "$out/alloc.jsonl" 2> "$out/alloc.err"
+  python3 bench/alloc_table.py "$out/alloc.jsonl"
+  for f in "$B"/data/alloc-traces/trace_*.csv.gz; do "$B/bin/cudakit" alloc-replay "$f" --json; done
 fi
-echo "== pinned host memory (cudakit, then torch)"
-"$B/bin/pinned_bench" 2>&1 | tee "$out/pinned.txt"
-python3 bench/torch_pinned_bench.py 2>&1 | grep -v -i warn | tee -a "$out/pinned.txt"
-if [ -x "$B/bin/tunable_bench" ]; then
-  echo "== TunableOp GEMMs (cudakit: cuBLAS default, cuBLASLt's first heuristic, tuned; then torch.matmul without and with its TunableOp)"
-  {
-    "$B/bin/tunable_bench" bench/tunable_shapes.json
-    PYTHONUNBUFFERED=1 python3 bench/torch_tunable_bench.py bench/tunable_shapes.json 2>/dev/null
-  } > "$out/tunable.jsonl" 2> "$out/tunable.err"
-  python3 bench/tunable_table.py "$out/tunable.jsonl" | tee "$out/tunable.txt"
+if part core; then
+  echo "== core"
+  "$B/bin/core_bench" --benchmark_min_time=0.2 2>&1 | grep -E "^BM_" | tee "$out/core.txt"
 fi
-echo "== NVTX ranges with no tool attached (cudakit and raw NVTX3, then torch.cuda.nvtx)"
-{
-  env -u NVTX_INJECTION64_PATH "$B/bin/nvtx_bench"
-  env -u NVTX_INJECTION64_PATH python3 bench/torch_nvtx_bench.py 2>&1 | grep -v -i warn
-} > "$out/nvtx.txt" 2>&1
-grep -v '^{' "$out/nvtx.txt"
-python3 bench/ratio_table.py "$out/nvtx.txt" ns_per_pair cudakit nvtx
-echo "== stream sanitizer (cudakit off/on, torch.cuda._sanitizer off/on, the seed workflow off/on)"
-{
-  "$B/bin/sanitizer_bench"
-  python3 bench/torch_sanitizer_bench.py 2>&1 | grep -v -i warn
-  python3 bench/seed_workflow_time.py "$B/bin/cudakit" 5
-} > "$out/sanitizer.txt" 2>&1
-grep -v '^{' "$out/sanitizer.txt"
-python3 bench/ratio_table.py "$out/sanitizer.txt" us_per_op off sanitizer
-python3 bench/ratio_table.py "$out/sanitizer.txt" us_per_op "torch, off" sanitizer
-python3 bench/ratio_table.py "$out/sanitizer.txt" ms_per_run off sanitizer
-if [ -x "$B/bin/gds_bench" ]; then
-  echo "== GPUDirect Storage (cudakit, then torch): a 4 GiB file under /tmp, deleted afterwards"
-  # Commands here run as root: posix_fadvise(DONTNEED) drops the file from the page cache for
-  # the cold-cache rows (each row says how much stayed resident).
-  { "$B/bin/gds_bench" --dir /tmp --gib 4 --sweep
-    python3 bench/torch_gds_bench.py --dir /tmp --gib 4 2>&1 | grep '^{'
-  } > "$out/gds.jsonl" 2> "$out/gds.err"
-  rm -f /tmp/cudakit_gds_bench* /tmp/torch_gds_bench*
-  python3 bench/gds_table.py "$out/gds.jsonl" | tee "$out/gds.txt"
-fi
-if [ -x "$B/bin/green_bench" ]; then
-  echo "== green contexts (cudakit, then torch)"
-  { "$B/bin/green_bench"; python3 bench/torch_green_bench.py 2>&1 | grep '^{'; } > "$out/green.jsonl" 2> "$out/green.err"
-  python3 bench/green_table.py "$out/green.jsonl" | tee "$out/green.txt"
-if [ -x "$B/bin/nccl_bench" ]; then
-  echo "== NCCL collectives (cudakit single-process and multi-process, then torch.distributed)"
-  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
-  {
-    "$B/bin/nccl_bench"
-    "$B/bin/nccl_bench" --processes "$gpus"
-    PYTHONUNBUFFERED=1 python3 bench/torch_nccl_bench.py --processes "$gpus" 2>/dev/null
-  } > "$out/nccl.jsonl" 2> "$out/nccl.err"
-  python3 bench/nccl_table.py "$out/nccl.jsonl" | tee "$out/nccl.txt"
-  if [ "$gpus" -lt 2 ]; then
-    echo "nccl: $gpus GPU here, so these are one-rank figures (copies and launch latency); the bandwidth table needs the multi-GPU machine"
+if part random; then
+  if [ -x "$B/bin/random_bench" ]; then
+    echo "== random"
+    "$B/bin/random_bench" 2>&1 | tail -20 | tee "$out/random.txt"
+    PYTHONUNBUFFERED=1 python3 bench/torch_random_bench.py 2>&1 | tail -10 | tee -a "$out/random.txt"
   fi
 fi
+if part graphs; then
+  if [ -x "$B/bin/graph_bench" ]; then
+    echo "== graphs and profiler (cudakit, then torch)"
+    "$B/bin/graph_bench" 2>&1 | tee "$out/graph.txt"
+    python3 bench/torch_graph_bench.py 2>&1 | grep -v -i warn | tee -a "$out/graph.txt"
+    "$B/bin/profiler_bench" 2>&1 | tail -5 | tee -a "$out/graph.txt"
+  fi
+fi
+if part jiterator; then
+  if [ -x "$B/bin/jiterator_bench" ]; then
+    echo "== jiterator (cudakit, then torch's jiterator, torch's ops and CuPy)"
+    {
+      "$B/bin/jiterator_bench"
+      PYTHONUNBUFFERED=1 python3 bench/torch_jiterator_bench.py
+    } > "$out/jiterator.jsonl" 2> "$out/jiterator.err"
+    python3 bench/jiterator_table.py "$out/jiterator.jsonl" | tee "$out/jiterator.txt"
+  fi
+fi
+if part pinned; then
+  echo "== pinned host memory (cudakit, then torch)"
+  "$B/bin/pinned_bench" 2>&1 | tee "$out/pinned.txt"
+  python3 bench/torch_pinned_bench.py 2>&1 | grep -v -i warn | tee -a "$out/pinned.txt"
+fi
+if part tunable; then
+  if [ -x "$B/bin/tunable_bench" ]; then
+    echo "== TunableOp GEMMs (cudakit: cuBLAS default, cuBLASLt's first heuristic, tuned; then torch.matmul without and with its TunableOp)"
+    {
+      "$B/bin/tunable_bench" bench/tunable_shapes.json
+      PYTHONUNBUFFERED=1 python3 bench/torch_tunable_bench.py bench/tunable_shapes.json 2>/dev/null
+    } > "$out/tunable.jsonl" 2> "$out/tunable.err"
+    python3 bench/tunable_table.py "$out/tunable.jsonl" | tee "$out/tunable.txt"
+  fi
+fi
+if part nvtx; then
+  echo "== NVTX ranges with no tool attached (cudakit and raw NVTX3, then torch.cuda.nvtx)"
+  {
+    env -u NVTX_INJECTION64_PATH "$B/bin/nvtx_bench"
+    env -u NVTX_INJECTION64_PATH python3 bench/torch_nvtx_bench.py 2>&1 | grep -v -i warn
+  } > "$out/nvtx.txt" 2>&1
+  grep -v '^{' "$out/nvtx.txt"
+  python3 bench/ratio_table.py "$out/nvtx.txt" ns_per_pair cudakit nvtx
+fi
+if part sanitizer; then
+  echo "== stream sanitizer (cudakit off/on, torch.cuda._sanitizer off/on, the seed workflow off/on)"
+  {
+    "$B/bin/sanitizer_bench"
+    python3 bench/torch_sanitizer_bench.py 2>&1 | grep -v -i warn
+    python3 bench/seed_workflow_time.py "$B/bin/cudakit" 5
+  } > "$out/sanitizer.txt" 2>&1
+  grep -v '^{' "$out/sanitizer.txt"
+  python3 bench/ratio_table.py "$out/sanitizer.txt" us_per_op off sanitizer
+  python3 bench/ratio_table.py "$out/sanitizer.txt" us_per_op "torch, off" sanitizer
+  python3 bench/ratio_table.py "$out/sanitizer.txt" ms_per_run off sanitizer
+fi
+if part gds; then
+  if [ -x "$B/bin/gds_bench" ]; then
+    echo "== GPUDirect Storage (cudakit, then torch): a 4 GiB file under /tmp, deleted afterwards"
+    # Commands here run as root: posix_fadvise(DONTNEED) drops the file from the page cache for
+    # the cold-cache rows (each row says how much stayed resident).
+    { "$B/bin/gds_bench" --dir /tmp --gib 4 --sweep
+      python3 bench/torch_gds_bench.py --dir /tmp --gib 4 2>&1 | grep '^{'
+    } > "$out/gds.jsonl" 2> "$out/gds.err"
+    rm -f /tmp/cudakit_gds_bench* /tmp/torch_gds_bench*
+    python3 bench/gds_table.py "$out/gds.jsonl" | tee "$out/gds.txt"
+  fi
+fi
+if part green; then
+  if [ -x "$B/bin/green_bench" ]; then
+    echo "== green contexts (cudakit, then torch)"
+    { "$B/bin/green_bench"; python3 bench/torch_green_bench.py 2>&1 | grep '^{'; } > "$out/green.jsonl" 2> "$out/green.err"
+    python3 bench/green_table.py "$out/green.jsonl" | tee "$out/green.txt"
+  fi
+fi
+if part nccl; then
+  if [ -x "$B/bin/nccl_bench" ]; then
+    echo "== NCCL collectives (cudakit single-process and multi-process, then torch.distributed)"
+    gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+    {
+      "$B/bin/nccl_bench"
+      "$B/bin/nccl_bench" --processes "$gpus"
+      PYTHONUNBUFFERED=1 python3 bench/torch_nccl_bench.py --processes "$gpus" 2>/dev/null
+    } > "$out/nccl.jsonl" 2> "$out/nccl.err"
+    python3 bench/nccl_table.py "$out/nccl.jsonl" | tee "$out/nccl.txt"
+    if [ "$gpus" -lt 2 ]; then
+      echo "nccl: $gpus GPU here, so these are one-rank figures (copies and launch latency); the bandwidth table needs the multi-GPU machine"
+    fi
+  fi
+fi
+
