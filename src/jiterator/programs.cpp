@@ -57,10 +57,11 @@ void check_outputs(const std::vector<Tensor>& out, int expected, const CallInput
                                                     "on one element"));
       }
     }
-    const auto [first, last] = byte_range(o);
+    // Not a structured binding: clang before 16 cannot capture one in a lambda.
+    const auto out_range = byte_range(o);
     const auto overlaps = [&](const Tensor& t) {
       const auto [f, l] = byte_range(t);
-      return f <= last && first <= l;
+      return f <= out_range.second && out_range.first <= l;
     };
     for (int k = 0; k < in.tensor_count; ++k) {
       const Tensor& t = *in.tensors[k];
