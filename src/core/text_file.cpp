@@ -1,10 +1,12 @@
 #include "cudakit/core/detail/text_file.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
-
 #include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
@@ -60,13 +62,34 @@ void write_text_file(const std::string& path, const std::string& text, const cha
   write_with_mode(path, text, api, "wb");
 }
 
+std::string try_write_text_file_atomically(const std::string& path, const std::string& text) {
+  static std::atomic<unsigned> counter{0};
+  const std::string temporary = concat(path, ".tmp.", ::getpid(), ".", counter.fetch_add(1));
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return concat("cannot create ", temporary, ": ", std::strerror(errno));
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::string error = concat("cannot write ", temporary, ": ", std::strerror(errno));
+      ::close(fd);
+      ::unlink(temporary.c_str());
+      return error;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::string error = concat("cannot move ", temporary, " to ", path, ": ", std::strerror(errno));
+    ::unlink(temporary.c_str());
+    return error;
+  }
+  return {};
+}
+
 void write_text_file_atomically(const std::string& path, const std::string& text, const char* api) {
-  const std::string temporary = concat(path, ".tmp.", ::getpid());
-  write_text_file(temporary, text, api);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temporary.c_str());
-    fail(api, "write", path, error);
+  if (std::string error = try_write_text_file_atomically(path, text); !error.empty()) {
+    throw InvalidArgumentError(api, error);
   }
 }
 

@@ -104,35 +104,6 @@ class FileLock {
   int error_ = 0;
 };
 
-// Writes `bytes` to `path` through a temporary file beside it; false with *error on failure.
-bool write_atomically(const fs::path& path, const std::string& bytes, std::string* error) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path temporary = concat(path.string(), ".tmp.", ::getpid(), ".", counter.fetch_add(1));
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *error = concat("cannot create ", temporary.string(), ": ", std::strerror(errno));
-    return false;
-  }
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      *error = concat("cannot write ", temporary.string(), ": ", std::strerror(errno));
-      ::close(fd);
-      ::unlink(temporary.c_str());
-      return false;
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0 || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    *error = concat("cannot move ", temporary.string(), " to ", path.string(), ": ", std::strerror(errno));
-    ::unlink(temporary.c_str());
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 CompiledModule::~CompiledModule() {
@@ -286,8 +257,9 @@ std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& so
   info.cubin_ms = out.cubin_ms;
   info.cubin_bytes = out.cubin.size();
   const auto start = Clock::now();
-  std::string error;
-  if (!write_atomically(entry_path, encode_cache_entry(disk_key, out.cubin), &error)) {
+  if (const std::string error = cudakit::detail::try_write_text_file_atomically(
+          entry_path.string(), encode_cache_entry(disk_key, out.cubin));
+      !error.empty()) {
     write_failures_.fetch_add(1, std::memory_order_relaxed);
     warn_once(warned_unwritable_, concat("jiterator: no disk cache for compiled kernels: ", error,
                                          " (set CUDAKIT_KERNEL_CACHE_PATH to a writable folder)"));

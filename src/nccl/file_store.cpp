@@ -5,11 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/text_file.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/nccl_error.hpp"
 #include "cudakit/nccl/detail/store_message.hpp"
@@ -20,17 +19,6 @@ namespace cudakit::nccl {
 using cudakit::detail::concat;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::optional<std::string> read_whole(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return std::move(out).str();
-}
-
-}  // namespace
 
 FileStore::FileStore(fs::path directory, int rank, std::chrono::milliseconds timeout)
     : Store(rank, timeout), directory_(std::move(directory)) {
@@ -55,27 +43,17 @@ fs::path FileStore::path_of(const std::string& key) const {
 }
 
 void FileStore::set(const std::string& key, const std::string& value) {
-  const fs::path target = path_of(key);
   // Written beside the key and renamed over it: readers see the old value or the new, whole.
-  const fs::path temporary = concat(target.string(), ".", ::getpid(), ".", std::this_thread::get_id(), ".tmp");
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(value.data(), static_cast<std::streamsize>(value.size()));
-    if (!out.flush())
-      throw NcclError(0, "FileStore", rank(), concat("store set '", key, "'"),
-                      concat("cannot write ", temporary, " in ", address()));
+  if (const std::string error = cudakit::detail::try_write_text_file_atomically(path_of(key).string(), value);
+      !error.empty()) {
+    throw NcclError(0, "FileStore", rank(), concat("store set '", key, "'"), concat(error, " (", address(), ")"));
   }
-  std::error_code error;
-  fs::rename(temporary, target, error);
-  if (error)
-    throw NcclError(0, "FileStore", rank(), concat("store set '", key, "'"),
-                    concat("cannot rename ", temporary, " to ", target, ": ", error.message()));
 }
 
 std::string FileStore::get(const std::string& key) {
   const std::string keys[] = {key};
   wait(keys, timeout());
-  auto value = read_whole(path_of(key));
+  auto value = cudakit::detail::try_read_text_file(path_of(key).string());
   if (!value)
     throw NcclError(0, "FileStore", rank(), concat("store get '", key, "'"),
                     concat("the key's file vanished from ", address()));
@@ -97,7 +75,7 @@ std::int64_t FileStore::add(const std::string& key, std::int64_t delta) {
     if (errno != EINTR)
       throw NcclError(0, "FileStore", rank(), what, concat("cannot lock ", lock_path, ": ", detail::errno_text(errno)));
   }
-  const auto current = read_whole(path_of(key));
+  const auto current = cudakit::detail::try_read_text_file(path_of(key).string());
   const std::int64_t next = (current ? detail::parse_store_number(*current, "the stored value") : 0) + delta;
   set(key, std::to_string(next));
   return next;

@@ -18,9 +18,13 @@ void write_text_file(const std::string& path, const std::string& text, const cha
 }  // namespace cudakit::detail
 
 namespace cudakit::detail {
-// Writes `text` to a temporary file beside `path` and renames it over `path`, so that a reader
-// sees the old file or the new one, never a part.
-// @throws InvalidArgumentError "cannot write PATH: reason" (api = `api`).
+// Writes `text` to a temporary file beside `path` (its name unique to the call, so that threads
+// and processes writing the same path never share one) and renames it over `path`, so that a
+// reader sees the old file or the new one, never a part. Empty on success, else what failed:
+// "cannot create|write TEMPORARY: reason" or "cannot move TEMPORARY to PATH: reason"; the
+// temporary file is removed.
+[[nodiscard]] std::string try_write_text_file_atomically(const std::string& path, const std::string& text);
+// The same. @throws InvalidArgumentError with that message (api = `api`).
 void write_text_file_atomically(const std::string& path, const std::string& text, const char* api);
 // Appends `text` to `path` (created when missing). @throws as write_text_file.
 void append_text_file(const std::string& path, const std::string& text, const char* api);
