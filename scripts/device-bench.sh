@@ -2,6 +2,8 @@
 # On the GPU machine, from the repository root with a staged gpu-bundle/: the GPU tier, then every
 # benchmark side by side with PyTorch, logs under $OUT (or /tmp/cudakit-bench).
 set -uo pipefail
+# `scripts/device-bench.sh compare A.json B.json`: what moved between two runs' reports beyond noise.
+if [ "${1:-}" = compare ]; then shift; exec python3 "$(dirname "$0")/../bench/report.py" compare "$@"; fi
 B=${BUNDLE:-gpu-bundle}
 out=${OUT:-/tmp/cudakit-bench}
 mkdir -p "$out"
