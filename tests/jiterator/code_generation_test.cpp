@@ -247,7 +247,7 @@ TEST(JitVariantChoice, FollowsTheOperandsLayout) {
   const KernelVariant with_half_out = fn.variant_for({x, y}, {.out = {half_out}});
   EXPECT_EQ(with_half_out.access, OperandAccess::vectorized);
   EXPECT_EQ(with_half_out.outputs, (std::vector<DType>{DType::float16}));
-  EXPECT_EQ(vector_width(with_half_out), 4);
+  EXPECT_EQ(detail::vector_width(with_half_out), 4);
   // Broadcasting: [4, 1, 5] with [3, 1] is strided over three dimensions (nothing merges).
   const tensor::Tensor a = tensor::ones({4, 1, 5}), b = tensor::ones({3, 1}, {.dtype = DType::float16});
   const KernelVariant broadcast = fn.variant_for({a, b});
