@@ -29,6 +29,7 @@
 #include "cudakit/core/detail/nvrtc_api.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/driver_api.hpp"
+#include "cudakit/core/stream.hpp"
 #include "cudakit/jiterator/jit_function.hpp"
 #include "cudakit/jiterator/jit_reduction.hpp"
 #include "cudakit/tensor/factories.hpp"
@@ -321,6 +322,27 @@ int main(int argc, char** argv) {
     emit("cached_call_out_given_host_us", cudakit::bench::median(given), "us");
     emit("raw_cuLaunchKernel_same_kernel_host_us", cudakit::bench::median(raw), "us");
     emit("cached_call_dispatch_overhead_us", cudakit::bench::median(given) - cudakit::bench::median(raw), "us");
+    // The same on a stream of its own (non-blocking): the legacy default stream may cost the
+    // driver more per launch (its implicit ordering with the other blocking streams).
+    const cudakit::Stream own(0);
+    const jit::JitCallOptions on_own{.out = {out}, .stream = own.ref()};
+    std::vector<double> own_given, own_raw;
+    for (int batch = 0; batch < 200; ++batch) {
+      cudaStreamSynchronize(own.handle());
+      own_given.push_back(cudakit::bench::elapsed_us([&] {
+                            for (int i = 0; i < 50; ++i) (void)fn.call({x, y}, on_own);
+                          }) / 50);
+      cudaStreamSynchronize(own.handle());
+      own_raw.push_back(cudakit::bench::elapsed_us([&] {
+                          for (int i = 0; i < 50; ++i) {
+                            driver.cuLaunchKernel(function, grid, 1, 1, 128, 1, 1, 0, reinterpret_cast<CUstream>(own.handle()),
+                                                  parameters, nullptr);
+                          }
+                        }) / 50);
+    }
+    cudaStreamSynchronize(own.handle());
+    emit("cached_call_out_given_own_stream_host_us", cudakit::bench::median(own_given), "us");
+    emit("raw_cuLaunchKernel_own_stream_host_us", cudakit::bench::median(own_raw), "us");
   }
   // --- bandwidth: copy, axpy, broadcast, strided, mixed dtypes, sum of squares ---
   {
