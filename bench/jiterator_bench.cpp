@@ -1,12 +1,17 @@
-// The jiterator on the GPU: cold first call (split into NVRTC's load, compile and cubin, and the
-// module load with the launch), first call in a new process with the disk cache warm (children
-// of this process), host time of a cached call, bandwidth of axpy, broadcast, strided and
-// mixed-dtype cases and of a sum of squares, beside a device-to-device copy in the same run.
+// The jiterator. On any machine (no GPU needed): the host work of a cached call before its launch
+// (the plan: checks, promotion, key, parameters; and the function table's lookup), and of a
+// first call with the disk cache warm before the module load (generating the source, reading
+// and verifying the entry). On the GPU: cold first call (split into NVRTC's load, compile and
+// cubin, and the module load with the launch), first call in a new process with the disk cache
+// warm (children of this process, with their parts), host time of a cached call beside a bare
+// cuLaunchKernel of the same kernel, bandwidth of axpy, broadcast, strided and mixed-dtype cases
+// and of a sum of squares, beside a device-to-device copy in the same run.
 // Prints one JSON line per figure: {"bench":"jiterator","impl":"cudakit","case":...,"value":...,"unit":...}.
 // bench/torch_jiterator_bench.py prints the same cases for torch's jiterator, torch's own ops
 // and CuPy; bench/jiterator_table.py joins them.
 //
 //   jiterator_bench                     everything (uses a fresh kernel cache under /tmp)
+//   jiterator_bench --host              the host part only
 //   jiterator_bench --child DIR         (internal) one disk-warm first call over cache DIR
 
 #include <cuda_runtime_api.h>
@@ -17,14 +22,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "cudakit/core/detail/nvrtc_api.hpp"
 #include "cudakit/core/device.hpp"
+#include "cudakit/core/driver_api.hpp"
+#include "cudakit/core/stream.hpp"
 #include "cudakit/jiterator/jit_function.hpp"
 #include "cudakit/jiterator/jit_reduction.hpp"
 #include "cudakit/tensor/factories.hpp"
+#include "jiterator/detail/kernel_store.hpp"
+#include "jiterator/detail/programs.hpp"
 #include "support/timing.hpp"
 
 namespace {
@@ -83,13 +93,125 @@ int child(const char* dir) {
   cudaDeviceSynchronize();
   const double ms = ms_since(start);
   emit("disk_warm_first_call_ms_one", ms, "ms");
+  // The parts: the entry's read and verification and the module's load as the call measured them
+  // (compile() finds the module in memory now and reports how it was produced), generating the
+  // source (again: warm caches, so a lower bound), and the rest (launch, synchronization, key).
+  const jit::KernelVariant variant = fn.variant_for({x, y}, {.out = {out}});
+  const auto source_start = Clock::now();
+  const std::string source = fn.generated_source(variant);
+  const double source_ms = ms_since(source_start);
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  const jit::CompiledKernelInfo info = fn.compile(variant, major * 10 + minor);
+  emit("disk_warm_part_read_verify_ms_one", info.disk_ms, "ms");
+  emit("disk_warm_part_module_load_ms_one", info.load_ms, "ms");
+  emit("disk_warm_part_source_ms_one", source_ms, "ms");
+  emit("disk_warm_part_rest_ms_one", ms - info.disk_ms - info.load_ms - source_ms, "ms");
+  // The same cubin loaded once more through the module API instead of the library API (a second
+  // load: both warm), so that the two can be compared on this driver.
+  const auto module = jit::detail::global_kernel_store().get(source, major * 10 + minor);
+  const auto& driver = cudakit::detail::driver();
+  auto load_start = Clock::now();
+  CUmodule cu_module = nullptr;
+  CUfunction cu_function = nullptr;
+  if (driver.cuModuleLoadData != nullptr && driver.cuModuleLoadData(&cu_module, module->cubin().data()) == CUDA_SUCCESS &&
+      driver.cuModuleGetFunction(&cu_function, cu_module, jit::detail::kElementwiseKernel) == CUDA_SUCCESS) {
+    if (driver.cuFuncLoad != nullptr) (void)driver.cuFuncLoad(cu_function);
+    emit("disk_warm_again_module_api_load_ms_one", ms_since(load_start), "ms");
+  }
+  load_start = Clock::now();
+  CUlibrary library = nullptr;
+  CUkernel kernel = nullptr;
+  if (driver.cuLibraryLoadData(&library, module->cubin().data(), nullptr, nullptr, 0, nullptr, nullptr, 0) == CUDA_SUCCESS &&
+      driver.cuLibraryGetKernel(&kernel, library, jit::detail::kElementwiseKernel) == CUDA_SUCCESS &&
+      driver.cuKernelGetFunction(&cu_function, kernel) == CUDA_SUCCESS) {
+    if (driver.cuFuncLoad != nullptr) (void)driver.cuFuncLoad(cu_function);
+    emit("disk_warm_again_library_api_load_ms_one", ms_since(load_start), "ms");
+  }
   return 0;
+}
+
+// Nanoseconds per call of f(): the median of 200 samples of 1000 back-to-back calls.
+template <class F>
+double host_ns(F&& f) {
+  std::vector<double> samples;
+  for (int s = 0; s < 200; ++s) {
+    const auto start = Clock::now();
+    for (int i = 0; i < 1000; ++i) f();
+    samples.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() / 1000);
+  }
+  return cudakit::bench::median(samples);
+}
+
+// The host part (Note [The hot path of a call] in src/jiterator/programs.cpp): what a cached call
+// does before its launch, on host tensors (the plan needs no device; call() adds the devices'
+// check, the current stream, the outputs' allocation when none are given, and the launch), and
+// what a disk-warm first call does before its module load, with a store of its own per sample.
+void host_part() {
+  const jit::detail::ElementwiseProgram program(kAxpy, 1, {{"alpha", 2.0f}});
+  const Tensor x = ten::ones({1024}), y = ten::ones({1024}), out = ten::empty({1024});
+  const jit::JitArgument arguments[] = {x, y};
+  const jit::JitCallOptions with_out{.out = {out}};
+  const jit::JitCallOptions allocating{};
+  emit("dispatch_plan_out_given_ns", host_ns([&] {
+         jit::detail::ElementwisePlan plan;
+         program.plan(arguments, with_out, plan);
+         asm volatile("" : : "r"(plan.parameters.data()) : "memory");
+       }), "ns");
+  emit("dispatch_plan_allocating_ns", host_ns([&] {
+         jit::detail::ElementwisePlan plan;
+         program.plan(arguments, allocating, plan);
+         asm volatile("" : : "r"(plan.parameters.data()) : "memory");
+       }), "ns");
+  const Tensor m = ten::ones({64, 32}), row = ten::ones({32});
+  const jit::JitArgument broadcast[] = {m, row};
+  emit("dispatch_plan_broadcast_ns", host_ns([&] {
+         jit::detail::ElementwisePlan plan;
+         program.plan(broadcast, allocating, plan);
+         asm volatile("" : : "r"(plan.parameters.data()) : "memory");
+       }), "ns");
+  // The function table as a call meets it: its function found by the last-hit entry (the
+  // function is a stand-in; nothing is launched).
+  jit::detail::FunctionTable table;
+  jit::detail::ElementwisePlan plan;
+  program.plan(arguments, with_out, plan);
+  (void)table.get(plan.key, [] { return reinterpret_cast<CUfunction>(std::uintptr_t{1}); });
+  emit("dispatch_function_lookup_ns", host_ns([&] {
+         const CUfunction f = table.get(plan.key, [] { return CUfunction{}; });
+         asm volatile("" : : "r"(f) : "memory");
+       }), "ns");
+
+  // Disk-warm first call before the module load: the source, then a fresh store's disk hit.
+  const std::string source = program.source(program.variant_of(plan));
+  emit("disk_warm_source_us", host_ns([&] {
+         const std::string s = program.source(program.variant_of(plan));
+         asm volatile("" : : "r"(s.data()) : "memory");
+       }) / 1000, "us");
+  if (!cudakit::detail::nvrtc_api().status.loaded) {
+    std::printf("no NVRTC: the disk-hit figure is skipped\n");
+    return;
+  }
+  const std::filesystem::path dir = "/tmp/cudakit_jiterator_host_bench_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  const auto folder = [&]() -> std::optional<std::filesystem::path> { return dir; };
+  constexpr int kArch = 90;
+  (void)jit::detail::KernelStore(folder).get(source, kArch);  // compiles and writes the entry
+  std::vector<double> samples;
+  for (int i = 0; i < 200; ++i) {
+    jit::detail::KernelStore store(folder);
+    samples.push_back(cudakit::bench::elapsed_us([&] { (void)store.get(source, kArch); }));
+  }
+  emit("disk_warm_read_verify_us", cudakit::bench::median(samples), "us");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--child") return child(argv[2]);
+  host_part();
+  if (argc == 2 && std::string(argv[1]) == "--host") return 0;
   if (!cudakit::is_available()) {
     std::printf("no CUDA device: GPU benchmarks skipped\n");
     return 0;
@@ -135,20 +257,26 @@ int main(int argc, char** argv) {
     const jit::JitFunction fn = jit::create_jit_fn(kDiskAxpy, {{"alpha", 2.0f}});
     (void)fn.call({small_x, small_y}, {.out = {small_out}});  // fills the disk cache
     cudaDeviceSynchronize();
-    std::vector<double> samples;
+    // Each child's figures by case ("..._one"); the medians over the children without the suffix.
+    std::map<std::string, std::vector<double>> samples;
     const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < 9; ++i) {
       const std::string command = "'" + self + "' --child '" + dir + "'";
       FILE* pipe = ::popen(command.c_str(), "r");
       char line[512];
       while (pipe && std::fgets(line, sizeof line, pipe)) {
         const std::string s(line);
-        const auto at = s.find("\"value\":");
-        if (at != std::string::npos) samples.push_back(std::atof(s.c_str() + at + 8));
+        const auto name_at = s.find("\"case\":\"");
+        const auto value_at = s.find("\"value\":");
+        if (name_at == std::string::npos || value_at == std::string::npos) continue;
+        const auto name_end = s.find('"', name_at + 8);
+        std::string name = s.substr(name_at + 8, name_end - name_at - 8);
+        if (name.ends_with("_one")) name.resize(name.size() - 4);
+        samples[name].push_back(std::atof(s.c_str() + value_at + 8));
       }
       if (pipe) ::pclose(pipe);
     }
-    if (!samples.empty()) emit("disk_warm_first_call_ms", cudakit::bench::median(samples), "ms");
+    for (const auto& [name, values] : samples) emit(name.c_str(), cudakit::bench::median(values), "ms");
   }
   // --- cached call, host time ---
   {
@@ -168,8 +296,53 @@ int main(int argc, char** argv) {
                              for (int i = 0; i < 50; ++i) (void)fn(x, y);
                            }) / 50);
     }
+    // The floor: cuLaunchKernel of the same kernel with the same parameters, timed alike (the
+    // difference is the jiterator's dispatch: plan, stream, lookup, trace check).
+    const jit::KernelVariant variant = fn.variant_for({x, y}, with_out);
+    if (variant.access != jit::OperandAccess::vectorized) std::fprintf(stderr, "the raw launch below assumes the vectorized path\n");
+    const auto module = jit::detail::global_kernel_store().get(fn.generated_source(variant), arch);
+    const CUfunction function = module->function(0, jit::detail::kElementwiseKernel);
+    void* out_p = out.data_ptr();
+    const void* x_p = x.data_ptr();
+    const void* y_p = y.data_ptr();
+    float alpha = 2.0f;
+    unsigned n = 1024;
+    void* parameters[] = {&out_p, &x_p, &y_p, &alpha, &n};
+    const unsigned grid = (1024 / 4 + 127) / 128;  // the vectorized path: 4 floats a thread
+    const auto& driver = cudakit::detail::driver();
+    std::vector<double> raw;
+    for (int batch = 0; batch < 200; ++batch) {
+      cudaDeviceSynchronize();
+      raw.push_back(cudakit::bench::elapsed_us([&] {
+                      for (int i = 0; i < 50; ++i) driver.cuLaunchKernel(function, grid, 1, 1, 128, 1, 1, 0, nullptr, parameters, nullptr);
+                    }) / 50);
+    }
+    cudaDeviceSynchronize();
     emit("cached_call_host_us", cudakit::bench::median(allocating), "us");
     emit("cached_call_out_given_host_us", cudakit::bench::median(given), "us");
+    emit("raw_cuLaunchKernel_same_kernel_host_us", cudakit::bench::median(raw), "us");
+    emit("cached_call_dispatch_overhead_us", cudakit::bench::median(given) - cudakit::bench::median(raw), "us");
+    // The same on a stream of its own (non-blocking): the legacy default stream may cost the
+    // driver more per launch (its implicit ordering with the other blocking streams).
+    const cudakit::Stream own(0);
+    const jit::JitCallOptions on_own{.out = {out}, .stream = own.ref()};
+    std::vector<double> own_given, own_raw;
+    for (int batch = 0; batch < 200; ++batch) {
+      cudaStreamSynchronize(own.handle());
+      own_given.push_back(cudakit::bench::elapsed_us([&] {
+                            for (int i = 0; i < 50; ++i) (void)fn.call({x, y}, on_own);
+                          }) / 50);
+      cudaStreamSynchronize(own.handle());
+      own_raw.push_back(cudakit::bench::elapsed_us([&] {
+                          for (int i = 0; i < 50; ++i) {
+                            driver.cuLaunchKernel(function, grid, 1, 1, 128, 1, 1, 0, reinterpret_cast<CUstream>(own.handle()),
+                                                  parameters, nullptr);
+                          }
+                        }) / 50);
+    }
+    cudaStreamSynchronize(own.handle());
+    emit("cached_call_out_given_own_stream_host_us", cudakit::bench::median(own_given), "us");
+    emit("raw_cuLaunchKernel_own_stream_host_us", cudakit::bench::median(own_raw), "us");
   }
   // --- bandwidth: copy, axpy, broadcast, strided, mixed dtypes, sum of squares ---
   {

@@ -34,7 +34,7 @@ for case, by in rows.items():
         if "cudakit" not in by or p not in by or not by["cudakit"][0] or not by[p][0]:
             ratios.append("")
             continue
-        lower_is_better = unit in ("ms", "us")
+        lower_is_better = unit in ("ms", "us", "ns")
         ratio = by[p][0] / by["cudakit"][0] if lower_is_better else by["cudakit"][0] / by[p][0]
         ratios.append(f"{ratio:.2f}x")
     print(f"| {case} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")

@@ -12,7 +12,7 @@ namespace {
 using cudakit::detail::concat;
 
 // Little-endian fields at fixed places: magic[8], version u32, key bytes u32, cubin bytes u64,
-// checksum u64 (FNV-1a of key then cubin).
+// checksum u64 (hash_bytes of the cubin, seeded with that of the key).
 void put(std::string& out, std::uint64_t value, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
 }
@@ -21,9 +21,47 @@ std::uint64_t get(std::string_view in, std::size_t at, int bytes) {
   for (int i = 0; i < bytes; ++i) value |= std::uint64_t{static_cast<unsigned char>(in[at + i])} << (8 * i);
   return value;
 }
-std::uint64_t checksum(std::string_view key, std::string_view cubin) { return fnv1a(cubin, fnv1a(key)); }
+std::uint64_t checksum(std::string_view key, std::string_view cubin) { return hash_bytes(cubin, hash_bytes(key)); }
+
+// Spreads every bit of `x` over the whole word (an invertible multiply-xorshift mix).
+constexpr std::uint64_t mix(std::uint64_t x) noexcept {
+  x ^= x >> 31;
+  x *= 0x7fb5d329728ea185ull;
+  x ^= x >> 27;
+  x *= 0x81dadef4bc2dd44dull;
+  x ^= x >> 33;
+  return x;
+}
 
 }  // namespace
+
+std::uint64_t hash_bytes(std::string_view bytes, std::uint64_t seed) noexcept {
+  // Two independent lanes, so that the multiplies of neighbouring words overlap in the pipeline.
+  std::uint64_t a = mix(seed ^ 0x9e3779b97f4a7c15ull), b = mix(seed + bytes.size());
+  const char* p = bytes.data();
+  std::size_t left = bytes.size();
+  const auto word = [](const char* at) {
+    std::uint64_t w = 0;
+    for (int i = 0; i < 8; ++i) w |= std::uint64_t{static_cast<unsigned char>(at[i])} << (8 * i);
+    return w;
+  };
+  for (; left >= 16; p += 16, left -= 16) {
+    a = (a ^ word(p)) * 0x9fb21c651e98df25ull;
+    a ^= a >> 29;
+    b = (b ^ word(p + 8)) * 0xc2b2ae3d27d4eb4full;
+    b ^= b >> 31;
+  }
+  if (left >= 8) {
+    a = (a ^ word(p)) * 0x9fb21c651e98df25ull;
+    a ^= a >> 29;
+    p += 8;
+    left -= 8;
+  }
+  std::uint64_t tail = 0;
+  for (std::size_t i = 0; i < left; ++i) tail |= std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  b = (b ^ tail) * 0xc2b2ae3d27d4eb4full;
+  return mix(a ^ mix(b));
+}
 
 std::string hex64(std::uint64_t value) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -62,8 +100,8 @@ std::optional<CacheEntry> decode_cache_entry(std::string_view bytes, std::string
                          " bytes, but ", body, " follow the header"));
   }
   CacheEntry entry;
-  entry.key = std::string(bytes.substr(kCacheEntryHeaderBytes, key_bytes));
-  entry.cubin = std::string(bytes.substr(kCacheEntryHeaderBytes + key_bytes));
+  entry.key = bytes.substr(kCacheEntryHeaderBytes, key_bytes);
+  entry.cubin = bytes.substr(kCacheEntryHeaderBytes + key_bytes);
   if (checksum(entry.key, entry.cubin) != get(bytes, 24, 8)) return refuse("checksum mismatch (the entry is damaged)");
   return entry;
 }

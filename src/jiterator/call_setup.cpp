@@ -47,38 +47,40 @@ void input_types(std::span<const JitArgument> inputs, std::vector<InputType>& ou
   }
 }
 
-CallInputs read_inputs(std::span<const JitArgument> inputs, int expected, const char* api) {
+void read_inputs(std::span<const JitArgument> inputs, int expected, const char* api, CallInputs& call) {
   if (static_cast<int>(inputs.size()) != expected) {
     throw InvalidArgumentError(api, concat("takes ", expected, " input", expected == 1 ? "" : "s", ", got ",
                                            inputs.size()));
   }
-  CallInputs call;
-  std::array<InputType, kMaxInputs> types{};
+  call.count = static_cast<int>(inputs.size());
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const JitArgument& a = inputs[k];
     if (!a.is_tensor()) {
-      types[k] = {a.scalar().dtype(), true};
+      call.types[k] = {a.scalar().dtype(), true};
       continue;
     }
     const Tensor& t = a.tensor();
     t.check_defined(api);
-    if (call.tensor_count == 0) {
-      call.shape = t.sizes();
-    } else if (t.sizes() != call.shape) {
+    // Shapes are copied only where they differ: a call whose inputs agree allocates nothing here.
+    if (call.tensor_count > 0 && t.sizes() != call.shape()) {
       try {
-        call.shape = tensor::broadcast_shapes(call.shape, t.sizes());
+        call.broadcast = tensor::broadcast_shapes(call.shape(), t.sizes());
+        call.broadcasts = true;
       } catch (const InvalidArgumentError&) {
         std::string shapes;
         for (int j = 0; j < call.tensor_count; ++j) shapes += concat(call.tensors[j]->shape_string(), ", ");
         throw InvalidArgumentError(api, concat("input ", k, " (", t.description(), ") does not broadcast with the "
                                                "inputs before it (shapes ", shapes, "broadcast to ",
-                                               tensor::shape_string(call.shape), ")"));
+                                               tensor::shape_string(call.shape()), ")"));
       }
     }
-    types[k] = {t.dtype(), false};
+    call.types[k] = {t.dtype(), false};
     call.tensors[call.tensor_count++] = &t;
   }
-  // Devices after shapes, so that the shape rules can be checked with host tensors too.
+  call.common = promote(std::span<const InputType>(call.types.data(), inputs.size()));
+}
+
+void check_devices(CallInputs& call, const char* api) {
   for (int j = 0; j < call.tensor_count; ++j) {
     const Tensor& t = *call.tensors[j];
     const tensor::Device device = t.device();
@@ -92,8 +94,6 @@ CallInputs read_inputs(std::span<const JitArgument> inputs, int expected, const 
                                              t.description()));
     }
   }
-  call.common = promote(std::span<const InputType>(types.data(), inputs.size()));
-  return call;
 }
 
 void scalar_values(const std::vector<std::string>& names, const std::vector<Scalar>& defaults,

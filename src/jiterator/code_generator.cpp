@@ -2,12 +2,11 @@
 
 #include <algorithm>
 
-#include "cudakit/core/detail/concat.hpp"
+#include "jiterator/detail/text.hpp"
 
 namespace cudakit::jiterator::detail {
 namespace {
 
-using cudakit::detail::concat;
 
 // Note [Generated kernels]
 // A kernel's source is kept small, because NVRTC's time grows with it and the first call waits
@@ -80,7 +79,7 @@ void append_preamble(std::string& s, const KernelVariant& v, int layout_operands
   s += v.index64 ? "typedef long long ck_index;\n" : "typedef unsigned int ck_index;\n";
   if (strided) {
     // Operands' strides, innermost dimension first; mul/shift divide by sizes[d] in 32 bits.
-    s += concat("struct ck_layout { ck_index ndim; ck_index sizes[", kLayoutDims, "]; ck_index mul[",
+    s += text("struct ck_layout { ck_index ndim; ck_index sizes[", kLayoutDims, "]; ck_index mul[",
                 kLayoutDims, "]; ck_index shift[", kLayoutDims, "]; ck_index strides[",
                 layout_operands, "][", kLayoutDims, "]; };\n");
     s += v.index64 ? "__device__ __forceinline__ ck_index ck_div(ck_index n, const ck_layout& L, int d) { return n / L.sizes[d]; }\n"
@@ -89,19 +88,19 @@ void append_preamble(std::string& s, const KernelVariant& v, int layout_operands
 }
 
 void append_user_code(std::string& s, const UserFunction& f, const char* file) {
-  s += concat("#line 1 \"", file, "\"\n", f.code, "\n");
+  s += text("#line 1 \"", file, "\"\n", f.code, "\n");
 }
 
 // Offsets of the tensor operands (outputs first, then tensor inputs, as in the layout) for the
 // logical index `index`, into variables off0, off1, ...: `dims` divisions, unrolled.
 std::string offsets_code(int operands, int dims, const char* index, const char* indent) {
-  std::string s = concat(indent, "ck_index rem = ", index, ";\n");
-  for (int k = 0; k < operands; ++k) s += concat(indent, "ck_index off", k, " = 0;\n");
-  s += concat(indent, "#pragma unroll\n", indent, "for (int d = 0; d < ", dims - 1, "; ++d) {\n");
-  s += concat(indent, "  const ck_index q = ck_div(rem, L, d);\n", indent, "  const ck_index r = rem - q * L.sizes[d];\n");
-  for (int k = 0; k < operands; ++k) s += concat(indent, "  off", k, " += r * L.strides[", k, "][d];\n");
-  s += concat(indent, "  rem = q;\n", indent, "}\n");
-  for (int k = 0; k < operands; ++k) s += concat(indent, "off", k, " += rem * L.strides[", k, "][", dims - 1, "];\n");
+  std::string s = text(indent, "ck_index rem = ", index, ";\n");
+  for (int k = 0; k < operands; ++k) s += text(indent, "ck_index off", k, " = 0;\n");
+  s += text(indent, "#pragma unroll\n", indent, "for (int d = 0; d < ", dims - 1, "; ++d) {\n");
+  s += text(indent, "  const ck_index q = ck_div(rem, L, d);\n", indent, "  const ck_index r = rem - q * L.sizes[d];\n");
+  for (int k = 0; k < operands; ++k) s += text(indent, "  off", k, " += r * L.strides[", k, "][d];\n");
+  s += text(indent, "  rem = q;\n", indent, "}\n");
+  for (int k = 0; k < operands; ++k) s += text(indent, "off", k, " += rem * L.strides[", k, "][", dims - 1, "];\n");
   return s;
 }
 
@@ -120,8 +119,8 @@ struct Operands {
   std::string input_parameters(const char* compute) const {
     std::string s;
     for (std::size_t k = 0; k < v.inputs.size(); ++k) {
-      if (v.inputs[k].scalar) s += concat(", ", compute, " in", k);
-      else s += concat(", const ", device_type_name(v.inputs[k].dtype), "* __restrict__ in", k);
+      if (v.inputs[k].scalar) s += text(", ", compute, " in", k);
+      else s += text(", const ", device_type_name(v.inputs[k].dtype), "* __restrict__ in", k);
     }
     return s;
   }
@@ -129,28 +128,28 @@ struct Operands {
 
 std::string scalar_parameters(const std::vector<DType>& scalar_dtypes) {
   std::string s;
-  for (std::size_t k = 0; k < scalar_dtypes.size(); ++k) s += concat(", ", device_type_name(scalar_dtypes[k]), " s", k);
+  for (std::size_t k = 0; k < scalar_dtypes.size(); ++k) s += text(", ", device_type_name(scalar_dtypes[k]), " s", k);
   return s;
 }
 
 // The value of input k at element `where` (an offset expression, or "" for vector element j).
 std::string input_value(const Operands& ops, std::size_t k, const std::string& offset, const char* compute) {
-  if (ops.v.inputs[k].scalar) return concat("in", k);
-  return concat("ck_to<", compute, ">::from(ck_widen(in", k, "[", offset, "]))");
+  if (ops.v.inputs[k].scalar) return text("in", k);
+  return text("ck_to<", compute, ">::from(ck_widen(in", k, "[", offset, "]))");
 }
 
 // name<T>(arguments in declaration order), with input k's value from value(k), output j to r<j>.
 template <class Value>
 std::string entry_call(const UserFunction& f, const char* compute, Value&& value) {
-  std::string s = concat(f.entry.name, "<", compute, ">(");
+  std::string s = text(f.entry.name, "<", compute, ">(");
   bool first = true;
   for (const EntryParameter& p : f.entry.parameters) {
     s += first ? "" : ", ";
     first = false;
     switch (p.kind) {
       case EntryParameter::Kind::input: s += value(p.index); break;
-      case EntryParameter::Kind::scalar: s += concat("s", p.index); break;
-      case EntryParameter::Kind::output: s += concat("r", p.index); break;
+      case EntryParameter::Kind::scalar: s += text("s", p.index); break;
+      case EntryParameter::Kind::output: s += text("r", p.index); break;
     }
   }
   return s + ")";
@@ -193,58 +192,59 @@ std::string generate_elementwise_source(const UserFunction& f, const std::vector
   const int outputs = static_cast<int>(v.outputs.size());
   const Operands ops(v, outputs);
   const bool strided = v.access == OperandAccess::strided;
-  std::string s = concat("// cudakit jiterator: ", f.entry.name, ", ", to_string(v.access), ", ",
-                         v.index64 ? "64" : "32", "-bit index", strided ? concat(", ", strided_dims(v), " dims") : "", "\n");
+  std::string s = text("// cudakit jiterator: ", f.entry.name, ", ", to_string(v.access), ", ",
+                         v.index64 ? "64" : "32", "-bit index", strided ? text(", ", strided_dims(v), " dims") : "", "\n");
+  s.reserve(8192 + f.code.size());  // a kernel's source is a few kilobytes: grown once
   append_preamble(s, v, strided ? std::max(1, tensor_operands(v)) : 0);
   append_user_code(s, f, "jit_code");
   s += "#line 1 \"cudakit_generated\"\n";
-  s += concat("extern \"C\" __global__ void __launch_bounds__(", kElementwiseThreads, ") ", kElementwiseKernel, "(");
-  for (int j = 0; j < outputs; ++j) s += concat(j ? ", " : "", device_type_name(v.outputs[j]), "* __restrict__ out", j);
+  s += text("extern \"C\" __global__ void __launch_bounds__(", kElementwiseThreads, ") ", kElementwiseKernel, "(");
+  for (int j = 0; j < outputs; ++j) s += text(j ? ", " : "", device_type_name(v.outputs[j]), "* __restrict__ out", j);
   s += ops.input_parameters(compute) + scalar_parameters(scalar_dtypes) + ", ck_index n";
   s += strided ? ", const ck_layout L) {\n" : ") {\n";
 
   // One element at logical index i, its operands at `offset(slot)`.
   const auto element = [&](auto&& offset, const char* indent) {
     std::string e;
-    for (int j = 0; j < outputs; ++j) e += concat(indent, compute, " r", j, ";\n");
+    for (int j = 0; j < outputs; ++j) e += text(indent, compute, " r", j, ";\n");
     const std::string call = entry_call(f, compute, [&](int k) { return input_value(ops, k, offset(ops.tensor_slot[k]), compute); });
-    if (f.entry.returns_void) e += concat(indent, call, ";\n");
-    else e += concat(indent, "r0 = ", call, ";\n");
-    for (int j = 0; j < outputs; ++j) e += concat(indent, "out", j, "[", offset(j), "] = ck_to<", device_type_name(v.outputs[j]), ">::from(r", j, ");\n");
+    if (f.entry.returns_void) e += text(indent, call, ";\n");
+    else e += text(indent, "r0 = ", call, ";\n");
+    for (int j = 0; j < outputs; ++j) e += text(indent, "out", j, "[", offset(j), "] = ck_to<", device_type_name(v.outputs[j]), ">::from(r", j, ");\n");
     return e;
   };
   if (v.access == OperandAccess::vectorized) {
     const int width = vector_width(v);
-    s += concat("  constexpr int V = ", width, ";\n");
+    s += text("  constexpr int V = ", width, ";\n");
     s += "  const ck_index g = static_cast<ck_index>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
     s += "  const ck_index vectors = n / V;\n";
     s += "  if (g < vectors) {\n";
     for (std::size_t k = 0; k < v.inputs.size(); ++k) {
       if (v.inputs[k].scalar) continue;
       const char* t = device_type_name(v.inputs[k].dtype);
-      s += concat("    const ck_vec<", t, ", V> vin", k, " = reinterpret_cast<const ck_vec<", t, ", V>*>(in", k, ")[g];\n");
+      s += text("    const ck_vec<", t, ", V> vin", k, " = reinterpret_cast<const ck_vec<", t, ", V>*>(in", k, ")[g];\n");
     }
-    for (int j = 0; j < outputs; ++j) s += concat("    ck_vec<", device_type_name(v.outputs[j]), ", V> vout", j, ";\n");
+    for (int j = 0; j < outputs; ++j) s += text("    ck_vec<", device_type_name(v.outputs[j]), ", V> vout", j, ";\n");
     s += "    #pragma unroll\n    for (int e = 0; e < V; ++e) {\n";
     std::string body;
-    for (int j = 0; j < outputs; ++j) body += concat("      ", compute, " r", j, ";\n");
+    for (int j = 0; j < outputs; ++j) body += text("      ", compute, " r", j, ";\n");
     const std::string call = entry_call(f, compute, [&](int k) {
-      return v.inputs[k].scalar ? concat("in", k) : concat("ck_to<", compute, ">::from(ck_widen(vin", k, ".v[e]))");
+      return v.inputs[k].scalar ? text("in", k) : text("ck_to<", compute, ">::from(ck_widen(vin", k, ".v[e]))");
     });
-    body += f.entry.returns_void ? concat("      ", call, ";\n") : concat("      r0 = ", call, ";\n");
-    for (int j = 0; j < outputs; ++j) body += concat("      vout", j, ".v[e] = ck_to<", device_type_name(v.outputs[j]), ">::from(r", j, ");\n");
+    body += f.entry.returns_void ? text("      ", call, ";\n") : text("      r0 = ", call, ";\n");
+    for (int j = 0; j < outputs; ++j) body += text("      vout", j, ".v[e] = ck_to<", device_type_name(v.outputs[j]), ">::from(r", j, ");\n");
     s += body + "    }\n";
-    for (int j = 0; j < outputs; ++j) s += concat("    reinterpret_cast<ck_vec<", device_type_name(v.outputs[j]), ", V>*>(out", j, ")[g] = vout", j, ";\n");
+    for (int j = 0; j < outputs; ++j) s += text("    reinterpret_cast<ck_vec<", device_type_name(v.outputs[j]), ", V>*>(out", j, ")[g] = vout", j, ";\n");
     s += "    return;\n  }\n";
     s += "  const ck_index i = vectors * V + (g - vectors);\n  if (i >= n) return;\n";
     s += element([](int) { return std::string("i"); }, "  ");
   } else {
-    s += concat("  const ck_index base = static_cast<ck_index>(blockIdx.x) * (", kElementwiseThreads * kElementwiseItems, ") + threadIdx.x;\n");
-    s += concat("  #pragma unroll\n  for (int u = 0; u < ", kElementwiseItems, "; ++u) {\n");
-    s += concat("    const ck_index i = base + u * ", kElementwiseThreads, ";\n    if (i >= n) return;\n");
+    s += text("  const ck_index base = static_cast<ck_index>(blockIdx.x) * (", kElementwiseThreads * kElementwiseItems, ") + threadIdx.x;\n");
+    s += text("  #pragma unroll\n  for (int u = 0; u < ", kElementwiseItems, "; ++u) {\n");
+    s += text("    const ck_index i = base + u * ", kElementwiseThreads, ";\n    if (i >= n) return;\n");
     if (strided) {
       s += offsets_code(ops.tensors, strided_dims(v), "i", "    ");
-      s += element([](int slot) { return concat("off", slot); }, "    ");
+      s += element([](int slot) { return text("off", slot); }, "    ");
     } else {
       s += element([](int) { return std::string("i"); }, "    ");
     }
@@ -261,49 +261,49 @@ std::string generate_reduction_source(const UserFunction& map, const UserFunctio
   const char* out = device_type_name(v.outputs.front());
   const Operands ops(v, 0);  // the result is written at o, not through the layout
   const bool strided = v.access == OperandAccess::strided;
-  std::string s = concat("// cudakit jiterator reduction: ", map.entry.name, " / ", combine.entry.name, ", ",
+  std::string s = text("// cudakit jiterator reduction: ", map.entry.name, " / ", combine.entry.name, ", ",
                          to_string(v.access), ", ", v.index64 ? "64" : "32", "-bit index",
-                         strided ? concat(", ", strided_dims(v), " dims") : "", "\n");
+                         strided ? text(", ", strided_dims(v), " dims") : "", "\n");
   append_preamble(s, v, strided ? std::max(1, ops.tensors) : 0);
   append_user_code(s, map, "map_code");
   append_user_code(s, combine, "combine_code");
-  s += concat("#line 1 \"identity\"\n__device__ __forceinline__ ", acc, " ck_identity() { return static_cast<", acc,
+  s += text("#line 1 \"identity\"\n__device__ __forceinline__ ", acc, " ck_identity() { return static_cast<", acc,
               ">(", identity, "); }\n");
   s += "#line 1 \"cudakit_generated\"\n";
-  const std::string combine_call = concat(combine.entry.name, "<", acc, ">");
+  const std::string combine_call = text(combine.entry.name, "<", acc, ">");
   // The block's values combined in shared memory (blockDim.x a power of two); valid in thread 0.
-  s += concat("__device__ __forceinline__ ", acc, " ck_block_combine(", acc, " value) {\n  __shared__ ", acc,
+  s += text("__device__ __forceinline__ ", acc, " ck_block_combine(", acc, " value) {\n  __shared__ ", acc,
               " shared[", kReduceThreads, "];\n  shared[threadIdx.x] = value;\n  __syncthreads();\n",
               "  for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {\n    if (threadIdx.x < w) shared[threadIdx.x] = ",
               combine_call, "(shared[threadIdx.x], shared[threadIdx.x + w]);\n    __syncthreads();\n  }\n",
               "  return shared[0];\n}\n");
   // Pass 1 (or the only pass when splits == 1): block b reduces part b % splits of output b / splits.
-  s += concat("extern \"C\" __global__ void __launch_bounds__(", kReduceThreads, ") ", kReduceKernel, "(", out,
+  s += text("extern \"C\" __global__ void __launch_bounds__(", kReduceThreads, ") ", kReduceKernel, "(", out,
               "* __restrict__ out, ", acc, "* __restrict__ partials");
   s += ops.input_parameters(acc) + scalar_parameters(scalar_dtypes) + ", ck_index length, ck_index splits";
   s += strided ? ", const ck_layout L) {\n" : ") {\n";
   s += "  const ck_index o = blockIdx.x / splits;\n  const ck_index part = blockIdx.x - o * splits;\n";
-  s += concat("  ", acc, " acc = ck_identity();\n");
+  s += text("  ", acc, " acc = ck_identity();\n");
   const auto map_call = [&](auto&& value) { return entry_call(map, acc, value); };
   if (v.access == OperandAccess::vectorized) {
     const int width = vector_width(v);
-    s += concat("  constexpr int V = ", width, ";\n  const ck_index vectors = length / V;\n  const ck_index first = o * vectors;\n");
+    s += text("  constexpr int V = ", width, ";\n  const ck_index vectors = length / V;\n  const ck_index first = o * vectors;\n");
     s += "  const ck_index step = splits * blockDim.x;\n  ck_index k = part * blockDim.x + threadIdx.x;\n";
     // Four vectors per input in flight per thread, then the rest one at a time.
     const auto vector_loop = [&](int unroll, const char* condition, const char* advance) {
-      std::string l = concat("  for (; ", condition, "; k += ", advance, ") {\n");
+      std::string l = text("  for (; ", condition, "; k += ", advance, ") {\n");
       for (int u = 0; u < unroll; ++u) {
         for (std::size_t i = 0; i < v.inputs.size(); ++i) {
           if (v.inputs[i].scalar) continue;
           const char* t = device_type_name(v.inputs[i].dtype);
-          l += concat("    const ck_vec<", t, ", V> vin", i, "_", u, " = reinterpret_cast<const ck_vec<", t, ", V>*>(in", i,
+          l += text("    const ck_vec<", t, ", V> vin", i, "_", u, " = reinterpret_cast<const ck_vec<", t, ", V>*>(in", i,
                       ")[first + k + ", u, " * step];\n");
         }
       }
       for (int u = 0; u < unroll; ++u) {
         l += "    #pragma unroll\n    for (int e = 0; e < V; ++e) acc = " + combine_call + "(acc, " +
              map_call([&](int i) {
-               return v.inputs[i].scalar ? concat("in", i) : concat("ck_to<", acc, ">::from(ck_widen(vin", i, "_", u, ".v[e]))");
+               return v.inputs[i].scalar ? text("in", i) : text("ck_to<", acc, ">::from(ck_widen(vin", i, "_", u, ".v[e]))");
              }) + ");\n";
       }
       return l + "  }\n";
@@ -315,18 +315,18 @@ std::string generate_reduction_source(const UserFunction& map, const UserFunctio
     s += "    const ck_index i = o * length + k;\n";
     if (strided) s += offsets_code(ops.tensors, strided_dims(v), "i", "    ");
     s += "    acc = " + combine_call + "(acc, " + map_call([&](int i) {
-           return input_value(ops, i, strided ? concat("off", ops.tensor_slot[i]) : std::string("i"), acc);
+           return input_value(ops, i, strided ? text("off", ops.tensor_slot[i]) : std::string("i"), acc);
          }) + ");\n  }\n";
   }
   s += "  acc = ck_block_combine(acc);\n  if (threadIdx.x != 0) return;\n";
-  s += concat("  if (splits == 1) out[o] = ck_to<", out, ">::from(acc);\n  else partials[blockIdx.x] = acc;\n}\n");
+  s += text("  if (splits == 1) out[o] = ck_to<", out, ">::from(acc);\n  else partials[blockIdx.x] = acc;\n}\n");
   // Pass 2: block o combines the splits partials of output o.
-  s += concat("extern \"C\" __global__ void __launch_bounds__(", kReduceThreads, ") ", kReducePartialsKernel, "(", out,
+  s += text("extern \"C\" __global__ void __launch_bounds__(", kReduceThreads, ") ", kReducePartialsKernel, "(", out,
               "* __restrict__ out, const ", acc, "* __restrict__ partials, ck_index splits) {\n");
-  s += concat("  ", acc, " acc = ck_identity();\n");
+  s += text("  ", acc, " acc = ck_identity();\n");
   s += "  for (ck_index k = threadIdx.x; k < splits; k += blockDim.x) acc = " + combine_call +
        "(acc, partials[static_cast<ck_index>(blockIdx.x) * splits + k]);\n";
-  s += concat("  acc = ck_block_combine(acc);\n  if (threadIdx.x == 0) out[blockIdx.x] = ck_to<", out, ">::from(acc);\n}\n");
+  s += text("  acc = ck_block_combine(acc);\n  if (threadIdx.x == 0) out[blockIdx.x] = ck_to<", out, ">::from(acc);\n}\n");
   return s;
 }
 

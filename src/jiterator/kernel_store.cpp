@@ -20,6 +20,7 @@
 #include "cudakit/jiterator/detail/cache_entry.hpp"
 #include "jiterator/detail/hash.hpp"
 #include "jiterator/detail/nvrtc_compiler.hpp"
+#include "jiterator/detail/text.hpp"
 
 namespace cudakit::jiterator::detail {
 namespace {
@@ -122,6 +123,7 @@ CUfunction CompiledModule::function(int device, const char* name) const {
   // The driver calls below work in the current context: cudaSetDevice binds the device's
   // primary context to this thread (also where the device already was current but no runtime
   // call has made its context current yet); the guard gives the caller its device back.
+  const auto start = Clock::now();
   const DeviceGuard guard(device);
   CUDAKIT_CHECK_CUDA(cudaSetDevice(device));
   if (library_ == nullptr) {
@@ -135,6 +137,7 @@ CUfunction CompiledModule::function(int device, const char* name) const {
   // may be inside a capture: load it now.
   if (cudakit::detail::driver().cuFuncLoad != nullptr) CUDAKIT_DRIVER_CALL(cuFuncLoad, function);
   functions_.emplace_back(device, name, function);
+  if (info_.load_ms == 0) info_.load_ms = ms_since(start);
   return function;
 }
 
@@ -149,7 +152,7 @@ void KernelStore::warn_once(std::atomic<bool>& flag, const std::string& message)
 }
 
 std::shared_ptr<const CompiledModule> KernelStore::get(const std::string& source, int arch, KernelOrigin* origin) {
-  const std::string key = concat(arch, "\n", source);
+  const std::string key = text(arch, "\n", source);
   std::promise<std::shared_ptr<const CompiledModule>> promise;
   {
     std::unique_lock lock(mutex_);
@@ -178,9 +181,9 @@ std::shared_ptr<const CompiledModule> KernelStore::get(const std::string& source
 
 std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& source, int arch) {
   std::string options;
-  for (const std::string& o : nvrtc_options(arch)) options += concat(o, " ");
-  const std::string disk_key = concat("cudakit-jit ", kCacheEntryVersion, "; CUDA ", toolkit_version(), "; ", options,
-                                      "; source ", hex64(fnv1a(source)), " ", source.size());
+  for (const std::string& o : nvrtc_options(arch)) append(options, o, " ");
+  const std::string disk_key = text("cudakit-jit ", kCacheEntryVersion, "; CUDA ", toolkit_version(), "; ", options,
+                                      "; source ", hex64(hash_bytes(source)), " ", source.size());
   CompiledKernelInfo info;
   info.arch = arch;
   info.cache_key = disk_key;
@@ -206,7 +209,7 @@ std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& so
   }
 
   const std::string stem = hex64(fnv1a(disk_key));
-  const fs::path entry_path = *folder / concat(stem, ".cubin");
+  const fs::path entry_path = *folder / text(stem, ".cubin");
   bool warned_damage = false;
   // The entry's cubin when the file holds an intact entry for this key.
   const auto read_entry = [&]() -> std::optional<std::string> {
@@ -231,8 +234,9 @@ std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& so
       return std::nullopt;
     }
     if (entry->key != disk_key) return std::nullopt;  // another key with the same hash: replaced below
+    std::string cubin(entry->cubin);
     info.disk_ms = ms_since(start);
-    return std::move(entry->cubin);
+    return cubin;
   };
   const auto from_disk = [&](std::string cubin) {
     disk_hits_.fetch_add(1, std::memory_order_relaxed);

@@ -1,6 +1,7 @@
 #include "jiterator/detail/programs.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/detail/relaxed_capture_mode.hpp"
@@ -32,8 +33,8 @@ std::pair<std::uintptr_t, std::uintptr_t> byte_range(const Tensor& t) {
   return {first, first + static_cast<std::uintptr_t>(reach) * t.element_size() + t.element_size() - 1};
 }
 
-// Outputs given by the caller: one per output, the broadcast shape, on the inputs' device, no
-// element written twice, and no overlap with an input other than being that input exactly.
+// Outputs given by the caller: one per output, the broadcast shape, no element written twice,
+// and no overlap with an input other than being that input exactly (devices: check_out_devices).
 void check_outputs(const std::vector<Tensor>& out, int expected, const CallInputs& in) {
   if (static_cast<int>(out.size()) != expected) {
     throw InvalidArgumentError(kCallApi, concat("out holds ", out.size(), " tensors, the function has ", expected,
@@ -42,13 +43,9 @@ void check_outputs(const std::vector<Tensor>& out, int expected, const CallInput
   for (std::size_t j = 0; j < out.size(); ++j) {
     const Tensor& o = out[j];
     o.check_defined(kCallApi);
-    if (!o.device().is_cuda() || (in.device >= 0 && o.device().index != in.device)) {
-      throw InvalidArgumentError(kCallApi, concat("out[", j, "] is ", o.description(), ", the inputs are on cuda:",
-                                                  in.device));
-    }
-    if (in.tensor_count > 0 && o.sizes() != in.shape) {
+    if (in.tensor_count > 0 && o.sizes() != in.shape()) {
       throw InvalidArgumentError(kCallApi, concat("out[", j, "] is ", o.description(), ", but the inputs broadcast to ",
-                                                  tensor::shape_string(in.shape)));
+                                                  tensor::shape_string(in.shape())));
     }
     for (int d = 0; d < o.dim(); ++d) {
       if (o.strides()[d] == 0 && o.sizes()[d] > 1) {
@@ -82,26 +79,50 @@ void check_outputs(const std::vector<Tensor>& out, int expected, const CallInput
   }
 }
 
+// The outputs given are on the inputs' device (after check_devices).
+void check_out_devices(const std::vector<Tensor>& out, const CallInputs& in) {
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    const Tensor& o = out[j];
+    if (!o.device().is_cuda() || (in.device >= 0 && o.device().index != in.device)) {
+      throw InvalidArgumentError(kCallApi, concat("out[", j, "] is ", o.description(), ", the inputs are on cuda:",
+                                                  in.device));
+    }
+  }
+}
+
 }  // namespace
 
 std::size_t VariantKeyHash::operator()(const VariantKey& key) const noexcept {
-  const std::string_view bytes(reinterpret_cast<const char*>(key.bytes.data()), key.bytes.size());
-  return static_cast<std::size_t>(fnv1a(bytes) ^ static_cast<std::uint64_t>(key.device));
+  // Eight bytes at a time, each word mixed in by a multiply and a shift (four words).
+  static_assert(sizeof(key.bytes) % 8 == 0);
+  std::uint64_t hash = static_cast<std::uint64_t>(key.device) + 0x9e3779b97f4a7c15ull;
+  for (std::size_t at = 0; at < key.bytes.size(); at += 8) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, key.bytes.data() + at, 8);
+    hash = (hash ^ word) * 0xff51afd7ed558ccdull;
+    hash ^= hash >> 32;
+  }
+  return static_cast<std::size_t>(hash);
 }
 
-VariantKey make_variant_key(const KernelVariant& v, int device) {
+VariantKey make_variant_key(std::span<const InputType> inputs, std::span<const DType> outputs, OperandAccess access,
+                            bool index64, int dims, int device) {
   VariantKey key;
   key.device = device;
   std::size_t at = 0;
-  key.bytes[at++] = static_cast<std::uint8_t>(v.inputs.size());
-  for (const InputType& t : v.inputs) key.bytes[at++] = static_cast<std::uint8_t>(static_cast<int>(t.dtype) | (t.scalar ? 0x80 : 0));
+  key.bytes[at++] = static_cast<std::uint8_t>(inputs.size());
+  for (const InputType& t : inputs) key.bytes[at++] = static_cast<std::uint8_t>(static_cast<int>(t.dtype) | (t.scalar ? 0x80 : 0));
   at = 1 + kMaxInputs;
-  key.bytes[at++] = static_cast<std::uint8_t>(v.outputs.size());
-  for (DType t : v.outputs) key.bytes[at++] = static_cast<std::uint8_t>(t);
+  key.bytes[at++] = static_cast<std::uint8_t>(outputs.size());
+  for (DType t : outputs) key.bytes[at++] = static_cast<std::uint8_t>(t);
   at = 2 + kMaxInputs + kMaxOutputs;
-  key.bytes[at++] = static_cast<std::uint8_t>(v.access);
-  key.bytes[at++] = static_cast<std::uint8_t>((v.index64 ? 0x80 : 0) | (v.access == OperandAccess::strided ? strided_dims(v) : 0));
+  key.bytes[at++] = static_cast<std::uint8_t>(access);
+  key.bytes[at++] = static_cast<std::uint8_t>((index64 ? 0x80 : 0) | (access == OperandAccess::strided ? dims : 0));
   return key;
+}
+
+VariantKey make_variant_key(const KernelVariant& v, int device) {
+  return make_variant_key(v.inputs, v.outputs, v.access, v.index64, strided_dims(v), device);
 }
 
 ScalarParameters read_scalar_parameters(const EntryFunction& entry, const ScalarDefaults& defaults) {
@@ -181,111 +202,145 @@ CompiledKernelInfo ElementwiseProgram::compile(const KernelVariant& variant, int
   return compile_source(source(variant), arch);
 }
 
-KernelVariant ElementwiseProgram::variant_for(std::span<const JitArgument> inputs, const JitCallOptions& options) const {
-  const CallInputs in = read_inputs(inputs, function.entry.inputs, kCallApi);
-  KernelVariant v;
-  input_types(inputs, v.inputs);
-  for (const Tensor& o : options.out) v.outputs.push_back(o.dtype());
-  if (v.outputs.empty()) v.outputs.assign(num_outputs, in.common);
-  // The access and index width as call() picks them.
-  const std::int64_t numel = tensor::shape_numel(in.shape);
-  bool contiguous = true;
-  for (int k = 0; k < in.tensor_count; ++k) contiguous = contiguous && in.tensors[k]->is_contiguous() && in.tensors[k]->sizes() == in.shape;
-  for (const Tensor& o : options.out) contiguous = contiguous && o.is_contiguous();
-  v.access = contiguous ? OperandAccess::contiguous : OperandAccess::strided;
-  if (contiguous) {
-    const int width = vector_width(v);
-    bool vectorizable = true;
-    for (int k = 0; k < in.tensor_count; ++k) vectorizable = vectorizable && aligned(in.tensors[k]->data_ptr(), width * in.tensors[k]->element_size());
-    for (const Tensor& o : options.out) vectorizable = vectorizable && aligned(o.data_ptr(), width * o.element_size());
-    if (vectorizable) v.access = OperandAccess::vectorized;  // fresh outputs are 512-byte aligned
-  }
-  v.index64 = numel > 0x7fffffff;
-  if (!contiguous) {
-    // Outputs call() allocates are contiguous: they allow every merge, so the inputs decide.
-    std::vector<const Tensor*> operands;
-    for (const Tensor& o : options.out) operands.push_back(&o);
-    for (int k = 0; k < in.tensor_count; ++k) operands.push_back(in.tensors[k]);
-    const auto indexers = tensor::detail::make_indexers(in.shape, operands);
-    v.index64 = needs_index64(numel, indexers);
-    v.dims = std::max(1, indexers[0].ndim);
-  }
-  return v;
-}
+// Note [The hot path of a call]
+// A call of a kernel already loaded should cost little more than its launch (about 2-3 us of host
+// time on an H200, 2026-12). So the work before the launch allocates nothing where the outputs
+// are given and the inputs agree in shape (read_inputs keeps a pointer to the first input's
+// sizes instead of copying them), builds no string and no KernelVariant (whose vectors allocate:
+// the key is packed from the inputs' types directly, and a KernelVariant is made only on a miss),
+// finds the function through the table's last-hit entry (one comparison, no lock), and fills the
+// launch's parameter array in place without clearing it. The plan is the part that needs no
+// device, so that bench/jiterator_bench.cpp can time it on any machine; call() adds the devices'
+// checks, the stream, the outputs' allocation and the launch.
 
-std::vector<Tensor> ElementwiseProgram::call(std::span<const JitArgument> inputs, const JitCallOptions& options) {
-  const CallInputs in = read_inputs(inputs, function.entry.inputs, kCallApi);
-  std::array<Scalar, kMaxInputs> scalar_value{};
+void ElementwiseProgram::plan(std::span<const JitArgument> inputs, const JitCallOptions& options,
+                              ElementwisePlan& plan) const {
+  CallInputs& in = plan.in;
+  read_inputs(inputs, function.entry.inputs, kCallApi, in);
+  std::array<Scalar, kMaxInputs> scalar_value;
   scalar_values(scalars.names, scalars.defaults, options.scalars, kCallApi, scalar_value);
   if (in.tensor_count == 0 && options.out.empty()) {
     throw InvalidArgumentError(kCallApi, "every input is a host scalar: give at least one tensor input, or an out tensor, "
                                          "for the shape and the device");
   }
-  if (!options.out.empty()) check_outputs(options.out, num_outputs, in);
-  const Tensor& anchor = in.tensor_count > 0 ? *in.tensors[0] : options.out.front();
+  const std::vector<Tensor>& out = options.out;
+  if (!out.empty()) check_outputs(out, num_outputs, in);
+  plan.shape = in.tensor_count > 0 ? &in.shape() : &out.front().sizes();
+  const Shape& shape = *plan.shape;
+  plan.numel = tensor::shape_numel(shape);
+  plan.num_outputs = num_outputs;
+  for (int j = 0; j < num_outputs; ++j) plan.outputs[j] = out.empty() ? in.common : out[j].dtype();
+
+  // Outputs call() allocates are contiguous, aligned to 512 bytes, of the broadcast shape: they
+  // allow every access and every merge of dimensions, so the given operands decide.
+  bool contiguous = true;
+  for (int k = 0; k < in.tensor_count; ++k) contiguous = contiguous && in.tensors[k]->is_contiguous() && in.tensors[k]->sizes() == shape;
+  for (const Tensor& o : out) contiguous = contiguous && o.is_contiguous() && o.sizes() == shape;
+  std::vector<StridedIndexer> indexers;  // strided only: the outputs', then the tensor inputs'
+  if (contiguous) {
+    std::size_t widest = 1;
+    for (int k = 0; k < in.tensor_count; ++k) widest = std::max(widest, in.tensors[k]->element_size());
+    for (int j = 0; j < num_outputs; ++j) widest = std::max(widest, tensor::element_size(plan.outputs[j]));
+    const std::size_t width = 16 / widest;  // vector_width() of the variant
+    bool vectorizable = true;
+    for (int k = 0; k < in.tensor_count; ++k) vectorizable = vectorizable && aligned(in.tensors[k]->data_ptr(), width * in.tensors[k]->element_size());
+    for (const Tensor& o : out) vectorizable = vectorizable && aligned(o.data_ptr(), width * o.element_size());
+    plan.access = vectorizable ? OperandAccess::vectorized : OperandAccess::contiguous;
+    plan.index64 = plan.numel > 0x7fffffff;
+    if (vectorizable) {
+      const auto w = static_cast<std::int64_t>(width);
+      plan.grid = (plan.numel / w + plan.numel % w + kElementwiseThreads - 1) / kElementwiseThreads;
+    }
+  } else {
+    plan.access = OperandAccess::strided;
+    std::array<const Tensor*, kMaxInputs + kMaxOutputs> operands{};
+    int count = 0;
+    for (const Tensor& o : out) operands[count++] = &o;
+    for (int k = 0; k < in.tensor_count; ++k) operands[count++] = in.tensors[k];
+    indexers = tensor::detail::make_indexers(shape, std::span<const Tensor* const>(operands.data(), count));
+    if (out.empty()) {
+      // The fresh outputs' indexers: row-major over the merged dimensions.
+      StridedIndexer fresh = indexers.front();
+      std::int64_t stride = 1;
+      for (int d = fresh.ndim - 1; d >= 0; --d) {
+        fresh.strides[d] = stride;
+        stride *= fresh.sizes[d];
+      }
+      indexers.insert(indexers.begin(), num_outputs, fresh);
+    }
+    plan.index64 = needs_index64(plan.numel, indexers);
+    plan.dims = std::max(1, indexers[0].ndim);
+  }
+  if (plan.access != OperandAccess::vectorized) {
+    plan.grid = (plan.numel + kElementwiseThreads * kElementwiseItems - 1) / (kElementwiseThreads * kElementwiseItems);
+  }
+  plan.key = make_variant_key(std::span<const InputType>(in.types.data(), in.count),
+                              std::span<const DType>(plan.outputs.data(), num_outputs), plan.access, plan.index64,
+                              plan.dims, in.device);
+
+  LaunchParameters& parameters = plan.parameters;
+  parameters.reserve_pointers(num_outputs);
+  parameters.inputs_and_scalars(inputs, compute_dtype(in.common), scalar_value, scalars.dtypes);
+  parameters.index(plan.numel, plan.index64);
+  if (plan.access == OperandAccess::strided) parameters.layout(indexers, plan.index64);
+}
+
+KernelVariant ElementwiseProgram::variant_of(const ElementwisePlan& plan) const {
+  KernelVariant v;
+  v.inputs.assign(plan.in.types.begin(), plan.in.types.begin() + plan.in.count);
+  v.outputs.assign(plan.outputs.begin(), plan.outputs.begin() + plan.num_outputs);
+  v.access = plan.access;
+  v.index64 = plan.index64;
+  v.dims = plan.access == OperandAccess::strided ? plan.dims : 0;
+  return v;
+}
+
+KernelVariant ElementwiseProgram::variant_for(std::span<const JitArgument> inputs, const JitCallOptions& options) const {
+  ElementwisePlan p;
+  plan(inputs, options, p);
+  return variant_of(p);
+}
+
+std::vector<Tensor> ElementwiseProgram::call(std::span<const JitArgument> inputs, const JitCallOptions& options) {
+  ElementwisePlan p;
+  plan(inputs, options, p);
+  check_devices(p.in, kCallApi);
+  check_out_devices(options.out, p.in);
+  const Tensor& anchor = p.in.tensor_count > 0 ? *p.in.tensors[0] : options.out.front();
   const int device = anchor.device().index;
-  const Shape& shape = in.tensor_count > 0 ? in.shape : anchor.sizes();
   const StreamRef stream = anchor.stream_or_current(options.stream);
 
-  std::vector<Tensor> outputs = options.out;
-  if (outputs.empty()) {
+  std::vector<Tensor> outputs;
+  if (options.out.empty()) {
+    outputs.reserve(num_outputs);
     for (int j = 0; j < num_outputs; ++j) {
-      outputs.push_back(tensor::empty(shape, {.dtype = in.common, .device = anchor.device()}, stream));
+      outputs.push_back(tensor::empty(*p.shape, {.dtype = p.in.common, .device = anchor.device()}, stream));
     }
-  }
-  const std::int64_t numel = tensor::shape_numel(shape);
-  if (numel == 0) return outputs;
-
-  // The operands as the kernel numbers them: outputs, then the tensor inputs.
-  std::array<const Tensor*, kMaxInputs + kMaxOutputs> operands{};
-  int count = 0;
-  for (const Tensor& o : outputs) operands[count++] = &o;
-  for (int k = 0; k < in.tensor_count; ++k) operands[count++] = in.tensors[k];
-  const std::span<const Tensor* const> operand_span(operands.data(), count);
-
-  KernelVariant v;  // filled for the key; the vectors are small
-  v.inputs.reserve(inputs.size());
-  input_types(inputs, v.inputs);
-  for (const Tensor& o : outputs) v.outputs.push_back(o.dtype());
-  bool contiguous = true;
-  for (const Tensor* t : operand_span) contiguous = contiguous && t->is_contiguous() && t->sizes() == shape;
-  std::vector<StridedIndexer> indexers;
-  if (contiguous) {
-    v.access = OperandAccess::contiguous;
-    const int width = vector_width(v);
-    bool vectorizable = true;
-    for (const Tensor* t : operand_span) vectorizable = vectorizable && aligned(t->data_ptr(), width * t->element_size());
-    if (vectorizable) v.access = OperandAccess::vectorized;
-    v.index64 = numel > 0x7fffffff;
   } else {
-    v.access = OperandAccess::strided;
-    indexers = tensor::detail::make_indexers(shape, operand_span);
-    v.index64 = needs_index64(numel, indexers);
-    v.dims = std::max(1, indexers[0].ndim);
+    outputs = options.out;
   }
+  if (p.numel == 0) return outputs;
+  p.key.device = device;
 
-  const CUfunction function_handle = functions_.get(make_variant_key(v, device), [&] {
+  const CUfunction function_handle = functions_.get(p.key, [&] {
     // See Note [Compiling during a capture].
     const cudakit::detail::RelaxedCaptureMode relaxed;
     const int arch = device_arch(device);
-    const auto module = global_kernel_store().get(generate_elementwise_source(function, scalars.dtypes, v, in.common), arch);
+    const auto module = global_kernel_store().get(generate_elementwise_source(function, scalars.dtypes, variant_of(p),
+                                                                              p.in.common), arch);
     return module->function(device, kElementwiseKernel);
   });
 
-  LaunchParameters parameters;
-  for (const Tensor& o : outputs) parameters.pointer(o.data_ptr());
-  parameters.inputs_and_scalars(inputs, compute_dtype(in.common), scalar_value, scalars.dtypes);
-  parameters.index(numel, v.index64);
-  std::int64_t grid = 0;
-  if (v.access == OperandAccess::vectorized) {
-    const std::int64_t width = vector_width(v);
-    const std::int64_t threads = numel / width + numel % width;
-    grid = (threads + kElementwiseThreads - 1) / kElementwiseThreads;
-  } else {
-    if (v.access == OperandAccess::strided) parameters.layout(indexers, v.index64);
-    grid = (numel + kElementwiseThreads * kElementwiseItems - 1) / (kElementwiseThreads * kElementwiseItems);
+  // The operands as the kernel numbers them (for the trace hooks): outputs, then the tensor inputs.
+  std::array<const Tensor*, kMaxInputs + kMaxOutputs> operands{};
+  int count = 0;
+  for (const Tensor& o : outputs) {
+    p.parameters.set_pointer(count, o.data_ptr());
+    operands[count++] = &o;
   }
-  launch(function_handle, grid, kElementwiseThreads, stream, parameters, operand_span, static_cast<int>(outputs.size()));
+  for (int k = 0; k < p.in.tensor_count; ++k) operands[count++] = p.in.tensors[k];
+  launch(function_handle, p.grid, kElementwiseThreads, stream, p.parameters,
+         std::span<const Tensor* const>(operands.data(), count), static_cast<int>(outputs.size()));
   return outputs;
 }
 
@@ -329,11 +384,13 @@ CompiledKernelInfo ReductionProgram::compile(const KernelVariant& variant, int a
 
 Tensor ReductionProgram::call(std::span<const JitArgument> inputs, const JitReductionOptions& options) {
   constexpr const char* api = "jiterator reduction";
-  const CallInputs in = read_inputs(inputs, map.entry.inputs, api);
+  CallInputs in;
+  read_inputs(inputs, map.entry.inputs, api, in);
+  check_devices(in, api);
   std::array<Scalar, kMaxInputs> scalar_value{};
   scalar_values(scalars.names, scalars.defaults, options.scalars, api, scalar_value);
   if (in.tensor_count == 0) throw InvalidArgumentError(api, "every input is a host scalar: give at least one tensor");
-  const Shape& shape = in.shape;
+  const Shape& shape = in.shape();
   const int ndim = static_cast<int>(shape.size());
   std::vector<bool> reduced(ndim, options.dims.empty());
   for (int d : options.dims) {

@@ -1,17 +1,26 @@
 // Host tier: jiterator kernels generated and compiled to cubins by NVRTC (no GPU needed), for
 // many dtype, arity and access combinations; NVRTC's errors with the user's line numbers; type
-// promotion; the argument checks that come before any compilation.
+// promotion; the argument checks that come before any compilation; the variant a call picks and
+// the parameters it plans; the function table's last-hit entry; the hash and text helpers.
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <limits>
+#include <set>
+#include <thread>
 
+#include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/jiterator/jit_function.hpp"
 #include "cudakit/jiterator/jit_reduction.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "jiterator/detail/call_setup.hpp"
 #include "jiterator/detail/code_generator.hpp"
+#include "jiterator/detail/hash.hpp"
+#include "jiterator/detail/programs.hpp"
+#include "jiterator/detail/text.hpp"
 #include "support/expect_refused.hpp"
 #include "support/scoped_env.hpp"
 
@@ -222,6 +231,122 @@ TEST(JitArguments, AreCheckedBeforeAnyCompilation) {
                  "combine (`neg`) must take two values, it takes 1");
   expect_refused([] { (void)create_multi_output_jit_fn("template <typename T> void f(T a, T& o) { o = a; }", 9); },
                  "num_outputs must be 1 to 8, got 9");
+}
+
+// A call's variant is chosen on the host (the plan needs no device): access, index width and
+// merged dimensions as the kernel will run them.
+TEST(JitVariantChoice, FollowsTheOperandsLayout) {
+  const JitFunction& fn = axpy();
+  const tensor::Tensor x = tensor::ones({1000}), y = tensor::ones({1000});
+  EXPECT_EQ(fn.variant_for({x, y}).access, OperandAccess::vectorized);
+  EXPECT_FALSE(fn.variant_for({x, y}).index64);
+  const tensor::Tensor base = tensor::ones({1001});
+  EXPECT_EQ(fn.variant_for({base.slice(0, 1, 1001), y}).access, OperandAccess::contiguous);  // 4 bytes off
+  // A given float16 output narrows nothing: the widest operand (float32) sets the vector width.
+  const tensor::Tensor half_out = tensor::empty({1000}, {.dtype = DType::float16});
+  const KernelVariant with_half_out = fn.variant_for({x, y}, {.out = {half_out}});
+  EXPECT_EQ(with_half_out.access, OperandAccess::vectorized);
+  EXPECT_EQ(with_half_out.outputs, (std::vector<DType>{DType::float16}));
+  EXPECT_EQ(detail::vector_width(with_half_out), 4);
+  // Broadcasting: [4, 1, 5] with [3, 1] is strided over three dimensions (nothing merges).
+  const tensor::Tensor a = tensor::ones({4, 1, 5}), b = tensor::ones({3, 1}, {.dtype = DType::float16});
+  const KernelVariant broadcast = fn.variant_for({a, b});
+  EXPECT_EQ(broadcast.access, OperandAccess::strided);
+  EXPECT_EQ(broadcast.dims, 3);
+  EXPECT_EQ(broadcast.outputs, (std::vector<DType>{DType::float32}));
+  // A [6, 4] with a row of 4 merges nothing either, a transposed [4, 6] neither; a stepped slice
+  // of contiguous rows merges into one dimension.
+  const tensor::Tensor m = tensor::ones({6, 4});
+  EXPECT_EQ(fn.variant_for({m, tensor::ones({4})}).dims, 2);
+  EXPECT_EQ(fn.variant_for({tensor::ones({4, 6}).t(), m}).dims, 2);
+  const tensor::Tensor stepped = tensor::ones({20}).slice(0, 0, 20, 2);
+  const KernelVariant one_dim = fn.variant_for({stepped, tensor::ones({10})});
+  EXPECT_EQ(one_dim.access, OperandAccess::strided);
+  EXPECT_EQ(one_dim.dims, 1);
+  // The planned call: a grid covering every element, and the key of exactly this variant.
+  const detail::ElementwiseProgram program("template <typename T> T axpy(T x, T y, T alpha) { return alpha * x + y; }", 1,
+                                           {{"alpha", 2.0f}});
+  const JitArgument arguments[] = {a, b};
+  detail::ElementwisePlan plan;
+  program.plan(arguments, {}, plan);
+  EXPECT_EQ(*plan.shape, (tensor::Shape{4, 3, 5}));
+  EXPECT_EQ(plan.numel, 60);
+  EXPECT_EQ(plan.grid, 1);
+  EXPECT_EQ(plan.key, detail::make_variant_key(program.variant_of(plan), -1));
+  const JitArgument same_shape[] = {x, y};
+  detail::ElementwisePlan flat;
+  program.plan(same_shape, {}, flat);
+  EXPECT_EQ(flat.shape, &x.sizes());  // the first input's shape, not a copy
+  EXPECT_EQ(flat.grid, (1000 / 4 + 127) / 128);
+  EXPECT_NE(flat.key, plan.key);
+  EXPECT_NE(detail::VariantKeyHash{}(flat.key), detail::VariantKeyHash{}(plan.key));
+  // The parameters as the kernel reads them: out (set after allocation), x, y, alpha, n.
+  void** parameters = flat.parameters.data();
+  EXPECT_EQ(*static_cast<const void* const*>(parameters[1]), x.data_ptr());
+  EXPECT_EQ(*static_cast<const void* const*>(parameters[2]), y.data_ptr());
+  EXPECT_EQ(*static_cast<const float*>(parameters[3]), 2.0f);
+  EXPECT_EQ(*static_cast<const std::uint32_t*>(parameters[4]), 1000u);
+}
+
+// The table's last-hit entry never hands out another key's function, from one thread or several.
+TEST(JitFunctionTableThreads, LastHitEntryGivesEachKeyItsOwnFunction) {
+  detail::FunctionTable table;
+  std::vector<detail::VariantKey> keys;
+  for (int i = 0; i < 8; ++i) {
+    KernelVariant v{.inputs = {{kAllDtypes[i]}}, .outputs = {DType::float32}};
+    keys.push_back(detail::make_variant_key(v, 0));
+  }
+  const auto function_of = [](int i) { return reinterpret_cast<CUfunction>(static_cast<std::uintptr_t>(0x1000 + i)); };
+  std::atomic<int> made{0};
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 2000; ++round) {
+        const int i = (round * (t + 1) + t) % 8;
+        const CUfunction f = table.get(keys[i], [&] {
+          made.fetch_add(1);
+          return function_of(i);
+        });
+        if (f != function_of(i)) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GE(made.load(), 8);   // each key made at least once (racing threads may both make one)
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(table.get(keys[i], [] { return CUfunction{}; }), function_of(i)) << i;  // and kept
+  }
+}
+
+TEST(JitHash, EveryByteAndTheLengthCount) {
+  std::string bytes(103, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 + 1);
+  std::set<std::uint64_t> seen{detail::hash_bytes(bytes)};
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    for (int bit = 0; bit < 8; bit += 7) {
+      std::string changed = bytes;
+      changed[i] = static_cast<char>(changed[i] ^ (1 << bit));
+      EXPECT_TRUE(seen.insert(detail::hash_bytes(changed)).second) << "byte " << i << " bit " << bit;
+    }
+  }
+  for (std::size_t n = 0; n < 40; ++n) {
+    EXPECT_TRUE(seen.insert(detail::hash_bytes(std::string(n, '\0'))).second) << n << " zero bytes";
+  }
+  EXPECT_NE(detail::hash_bytes(bytes, 1), detail::hash_bytes(bytes));
+  EXPECT_EQ(detail::hash_bytes(bytes), detail::hash_bytes(std::string(bytes)));
+}
+
+TEST(JitText, WritesStringsAndIntegersAsConcatDoes) {
+  const std::string s = "str";
+  const std::int64_t lowest = std::numeric_limits<std::int64_t>::min();
+  const std::uint64_t highest = std::numeric_limits<std::uint64_t>::max();
+  EXPECT_EQ(detail::text("a", s, std::string_view("v"), 'c', 0, -17, 42u, lowest, highest, std::size_t{9}),
+            cudakit::detail::concat("a", s, std::string_view("v"), 'c', 0, -17, 42u, lowest, highest, std::size_t{9}));
+  std::string out = "x";
+  detail::append(out, 1, "-", 2);
+  EXPECT_EQ(out, "x1-2");
 }
 
 }  // namespace

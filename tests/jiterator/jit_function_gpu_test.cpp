@@ -60,22 +60,48 @@ double at(const std::vector<double>& data, const Shape& own, const Shape& shape,
   return data[offset];
 }
 
-double tolerance(DType dtype) {
+// The spacing of `dtype`'s numbers just above 1 (0 for integers: their results are exact).
+double epsilon(DType dtype) {
   switch (dtype) {
-    case DType::float16: return 2e-3;
-    case DType::bfloat16: return 1e-2;
-    case DType::float32: return 1e-6;
-    default: return 1e-12;
+    case DType::float16: return 0x1p-10;
+    case DType::bfloat16: return 0x1p-7;
+    case DType::float32: return 0x1p-23;
+    case DType::float64: return 0x1p-52;
+    default: return 0;
   }
 }
 
-void expect_near_all(const std::vector<double>& expected, const Tensor& got, DType dtype, const std::string& what) {
+// How far a result may be from an exact reference: each rounding of the computation errs by at
+// most half a unit of the computation type relative to what it rounds, so `terms` of them err by
+// at most terms * epsilon / 2 of `magnitude` — the sum of the terms' absolute values, which with
+// cancellation is much larger than the result — and the final rounding to the output's dtype by
+// half a unit of the result. The bound is doubled (a few ulps). half types compute in float.
+struct Accuracy {
+  int terms = 1;
+  // Per element, the sum of the absolute values of its terms; empty: the reference's |value|.
+  std::vector<double> magnitudes;
+};
+double compute_epsilon(DType out) {
+  return out == DType::float16 || out == DType::bfloat16 ? epsilon(DType::float32) : epsilon(out);
+}
+double allowed_error(double expected, double magnitude, DType out, int terms) {
+  return 2 * (epsilon(out) / 2 * std::abs(expected) + terms * compute_epsilon(out) / 2 * magnitude);
+}
+
+void expect_near_all(const std::vector<double>& expected, const Tensor& got, DType dtype, const std::string& what,
+                     const Accuracy& accuracy = {}) {
   const std::vector<double> g = host(got);
   ASSERT_EQ(g.size(), expected.size()) << what;
+  ASSERT_TRUE(accuracy.magnitudes.empty() || accuracy.magnitudes.size() == expected.size()) << what;
   std::int64_t bad = 0;
   for (std::size_t i = 0; i < g.size(); ++i) {
-    if (std::abs(g[i] - expected[i]) > tolerance(dtype) * (1 + std::abs(expected[i]))) {
-      if (bad++ < 5) ADD_FAILURE() << what << ": element " << i << " is " << g[i] << ", expected " << expected[i];
+    const double magnitude = accuracy.magnitudes.empty() ? std::abs(expected[i]) : accuracy.magnitudes[i];
+    const double allowed = allowed_error(expected[i], magnitude, dtype, accuracy.terms);
+    if (!(std::abs(g[i] - expected[i]) <= allowed)) {
+      if (bad++ < 5) {
+        ADD_FAILURE() << what << ": element " << i << " is " << g[i] << ", expected " << expected[i] << " (off by "
+                      << std::abs(g[i] - expected[i]) << ", allowed " << allowed << ")";
+      }
     }
   }
   EXPECT_EQ(bad, 0) << what;
@@ -153,9 +179,26 @@ TEST(JitFunctionGpu, BroadcastsAndReadsStridedViews) {
   expect_near_all(axpy_reference(x, y, 2.0, {4, 3, 5}), z, DType::float32, "broadcast");
 
   const Tensor t = values({300, 200}, DType::float32, 11).t();                        // transposed
-  const Tensor s = values({200, 600}, DType::bfloat16, 12).slice(1, 5, 605, 2);       // stepped, offset
+  // Columns 5, 7, ..., 603 of 605: stepped and offset, 300 of them.
+  const Tensor s = values({200, 605}, DType::bfloat16, 12).slice(1, 5, 605, 2);
+  ASSERT_EQ(s.sizes(), (Shape{200, 300}));
+  ASSERT_EQ(s.strides(), (Shape{605, 2}));
   const Tensor w = axpy()(t, s);
   expect_near_all(axpy_reference(t, s, 2.0, {200, 300}), w, DType::float32, "transposed with stepped slice");
+
+  // Strided, offset views that broadcast: a column (every other row of a [400, 3], its third
+  // column) against a row (every third element of row 1 of a [2, 900]), and the column against
+  // the transposed matrix.
+  const Tensor column = values({400, 3}, DType::float16, 26).slice(0, 1, 401, 2).slice(1, 2, 3);
+  const Tensor row = values({2, 900}, DType::float32, 27).slice(0, 1, 2).slice(1, 0, 900, 3);
+  ASSERT_EQ(column.sizes(), (Shape{200, 1}));
+  ASSERT_EQ(row.sizes(), (Shape{1, 300}));
+  EXPECT_EQ(axpy().variant_for({column, row}).access, OperandAccess::strided);
+  const Tensor outer = axpy()(column, row);
+  EXPECT_EQ(outer.sizes(), (Shape{200, 300}));
+  expect_near_all(axpy_reference(column, row, 2.0, {200, 300}), outer, DType::float32, "column with row");
+  const Tensor across = axpy()(t, column);
+  expect_near_all(axpy_reference(t, column, 2.0, {200, 300}), across, DType::float32, "transposed with column");
 }
 
 TEST(JitFunctionGpu, OutMayBeAnInputButNotAShiftedView) {
@@ -184,7 +227,11 @@ TEST(JitFunctionGpu, HalfTypesComputeInFloatOnEveryPath) {
     const Tensor x = values({1030}, dtype, 15);
     for (const Tensor& view : {x, x.slice(0, 1, 1030), x.slice(0, 0, 1030, 2)}) {
       const auto hx = host(view);
-      expect_near_all(hx, fn(view), dtype, std::string(ten::dtype_name(dtype)) + " " + jit::to_string(fn.variant_for({view}).access));
+      // Two roundings in float of terms up to |x| + 1000 (in half the first would lose up to 0.25).
+      Accuracy accuracy{.terms = 2};
+      for (double v : hx) accuracy.magnitudes.push_back(std::abs(v) + 2000);
+      expect_near_all(hx, fn(view), dtype, std::string(ten::dtype_name(dtype)) + " " + jit::to_string(fn.variant_for({view}).access),
+                      accuracy);
     }
   }
 }
@@ -201,8 +248,11 @@ TEST(JitFunctionGpu, MultipleOutputsAndSixteenInputs) {
     s.push_back(std::sin(v));
     c.push_back(std::cos(v));
   }
-  expect_near_all(s, out[0], DType::float64, "sin");
-  expect_near_all(c, out[1], DType::float64, "cos");
+  // sin and cos of |x| < 2: an argument reduction and a polynomial, a few roundings of terms
+  // below 2 (the device's are within 2 ulps, the host's within 1).
+  const Accuracy trigonometric{.terms = 8, .magnitudes = std::vector<double>(s.size(), 2.0)};
+  expect_near_all(s, out[0], DType::float64, "sin", trigonometric);
+  expect_near_all(c, out[1], DType::float64, "cos", trigonometric);
 
   std::string params, body = "T(0)";
   for (int i = 0; i < 16; ++i) {
@@ -215,11 +265,25 @@ TEST(JitFunctionGpu, MultipleOutputsAndSixteenInputs) {
   std::vector<jit::JitArgument> arguments(inputs.begin(), inputs.end());
   const Tensor r = sum16.call(arguments).front();
   std::vector<double> expected(33 * 7, 0);
+  // Sixteen roundings (in an order and with contractions of the compiler's choosing) of terms
+  // whose magnitudes add up to far more than their sum.
+  Accuracy sixteen{.terms = 16, .magnitudes = std::vector<double>(expected.size(), 0)};
   for (int i = 0; i < 16; ++i) {
     const auto h = host(inputs[i]);
-    for (std::size_t e = 0; e < expected.size(); ++e) expected[e] += (i + 1) * h[e];
+    for (std::size_t e = 0; e < expected.size(); ++e) {
+      expected[e] += (i + 1) * h[e];
+      sixteen.magnitudes[e] += std::abs((i + 1) * h[e]);
+    }
   }
-  expect_near_all(expected, r, DType::float32, "sixteen inputs");
+  expect_near_all(expected, r, DType::float32, "sixteen inputs", sixteen);
+  // The bound still tells a wrong sum from a right one: for nearly every element the last term
+  // alone is larger than the error allowed, so a sum that left it out would be refused.
+  const auto last = host(inputs[15]);
+  std::int64_t distinguishable = 0;
+  for (std::size_t e = 0; e < expected.size(); ++e) {
+    distinguishable += std::abs(16 * last[e]) > allowed_error(expected[e], sixteen.magnitudes[e], DType::float32, 16);
+  }
+  EXPECT_GT(distinguishable, static_cast<std::int64_t>(expected.size()) * 9 / 10);
 }
 
 // 2^31 + 8 elements: 64-bit index arithmetic on the vectorized and the strided paths (4 GiB).
@@ -269,7 +333,8 @@ TEST(JitReductionGpu, SumOfSquaresOverAllAndChosenDimensions) {
     for (int i = 0; i < 37; ++i) {
       for (int j = 0; j < 1001; ++j) expected[d == 0 ? j : i] += hm[i * 1001 + j] * hm[i * 1001 + j];
     }
-    expect_near_all(expected, r, DType::float64, "dim " + std::to_string(dim));
+    // Positive terms: their magnitudes add up to the sum.
+    expect_near_all(expected, r, DType::float64, "dim " + std::to_string(dim), {.terms = d == 0 ? 37 : 1001});
   }
   expect_refused([&] { (void)sum_of_squares.call({m}, {.dims = {2}}); },
                  "dimension 2 is out of range for the inputs' shape [37, 1001]");
@@ -278,7 +343,8 @@ TEST(JitReductionGpu, SumOfSquaresOverAllAndChosenDimensions) {
   EXPECT_EQ(kept.sizes(), (Shape{37, 1}));
   const Tensor strided = sum_of_squares.call({m.t()}, {.dims = {0}});  // rows of m, read down a transpose
   EXPECT_EQ(strided.sizes(), (Shape{37}));
-  expect_near_all(host(sum_of_squares.call({m}, {.dims = {1}})), strided, DType::float64, "strided rows");
+  // Two results of 1001 roundings each, in different orders.
+  expect_near_all(host(sum_of_squares.call({m}, {.dims = {1}})), strided, DType::float64, "strided rows", {.terms = 2 * 1001});
 }
 
 TEST(JitReductionGpu, HalfInputsAccumulateInFloat) {
@@ -325,8 +391,12 @@ TEST(JitFunctionGpu, FirstCallInsideAGlobalCaptureKeepsTheCapture) {
   ASSERT_EQ(cudaGraphLaunch(exec, stream.handle()), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(stream.handle()), cudaSuccess);
   std::vector<double> expected;
-  for (double v : host(x)) expected.push_back(3 * v + ::getpid() % 1000);
-  expect_near_all(expected, out, DType::float32, "replayed");
+  Accuracy accuracy{.terms = 2};
+  for (double v : host(x)) {
+    expected.push_back(3 * v + ::getpid() % 1000);
+    accuracy.magnitudes.push_back(std::abs(3 * v) + ::getpid() % 1000);
+  }
+  expect_near_all(expected, out, DType::float32, "replayed", accuracy);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
 }

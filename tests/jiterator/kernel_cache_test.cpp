@@ -96,7 +96,7 @@ TEST(KernelCacheEntry, RoundTripsAndRefusesDamage) {
   std::string version = bytes;
   version[8] = 9;
   EXPECT_FALSE(decode_cache_entry(version, &why));
-  EXPECT_NE(why.find("format version 9, expected 1"), std::string::npos) << why;
+  EXPECT_NE(why.find("format version 9, expected " + std::to_string(kCacheEntryVersion)), std::string::npos) << why;
 }
 
 TEST(KernelCache, HitsInMemoryThenOnDiskInAFreshStore) {

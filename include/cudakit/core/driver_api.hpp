@@ -56,6 +56,8 @@ using PFN_StreamGetCtxWithGreen = CUresult (*)(CUstream, CUcontext*, CUgreenCtx*
   X(cuGreenCtxStreamCreate, 12050)                \
   X(cuCtxFromGreenCtx, 12040)                     \
   X(cuStreamGetCtx, 12000)                        \
+  X(cuModuleLoadData, 12000)                      \
+  X(cuModuleGetFunction, 12000)                   \
   X(cuLibraryLoadData, 12000)                     \
   X(cuLibraryUnload, 12000)                       \
   X(cuLibraryGetKernel, 12000)                    \

@@ -22,7 +22,8 @@ struct CompiledKernelInfo {
   // Set when origin is `compiled` (milliseconds of this process's first compile):
   double compile_ms = 0;        // nvrtcCompileProgram: front end, optimizer and code generation
   double cubin_ms = 0;          // nvrtcGetCUBINSize + nvrtcGetCUBIN
-  double disk_ms = 0;           // reading (origin disk) or writing the disk entry
+  double disk_ms = 0;           // reading and verifying (origin disk) or writing the disk entry
+  double load_ms = 0;           // the module's load into the first device's context (0 before it)
   std::string cache_key;        // what the caches file it under
 };
 

@@ -74,6 +74,8 @@ class JitFunction {
   }
 
   // The variant a call with these arguments runs (its generated source is what it compiles).
+  // Needs no device: the arguments' layouts decide, so host tensors may stand in for CUDA ones.
+  // @throws InvalidArgumentError as call() does for the arguments (devices aside).
   [[nodiscard]] KernelVariant variant_for(std::span<const JitArgument> inputs,
                                           const JitCallOptions& options = {}) const;
   [[nodiscard]] KernelVariant variant_for(std::initializer_list<JitArgument> inputs,

@@ -24,15 +24,29 @@ namespace cudakit::jiterator::detail {
 // The inputs of one call, checked.
 struct CallInputs {
   std::array<const tensor::Tensor*, kMaxInputs> tensors{};  // the tensor inputs, in order
+  std::array<InputType, kMaxInputs> types{};                // every input's, in order
+  int count = 0;                                            // inputs
   int tensor_count = 0;
   DType common = DType::float32;  // promoted over tensors and host scalars
-  int device = -1;                // -1 when no input is a tensor
-  tensor::Shape shape;            // the broadcast shape of the tensor inputs
+  int device = -1;                // -1 when no input is a tensor (or before check_devices)
+  // The broadcast shape of the tensor inputs: the first one's sizes when all agree (no copy on
+  // the hot path), else `broadcast`.
+  [[nodiscard]] const tensor::Shape& shape() const noexcept {
+    return broadcasts || tensor_count == 0 ? broadcast : tensors[0]->sizes();
+  }
+  bool broadcasts = false;
+  tensor::Shape broadcast;
 };
 
-// @throws InvalidArgumentError naming `api` for a wrong count, an undefined or host tensor,
-//   tensors on different devices, or shapes that do not broadcast.
-CallInputs read_inputs(std::span<const JitArgument> inputs, int expected, const char* api);
+// Reads `inputs` into `call`: count, dtypes, promotion, broadcast shape. Devices are left to
+// check_devices, so that the host tier (and bench/jiterator_bench.cpp's host part) can plan calls
+// on host tensors.
+// @throws InvalidArgumentError naming `api` for a wrong count, an undefined tensor, or shapes that
+//   do not broadcast.
+void read_inputs(std::span<const JitArgument> inputs, int expected, const char* api, CallInputs& call);
+// Sets call.device. @throws InvalidArgumentError for a host tensor among the inputs, or inputs on
+//   different devices.
+void check_devices(CallInputs& call, const char* api);
 // torch's result_type: tensors first, then host scalars only where their kind (bool < integer <
 // floating) is above every tensor's (then the default dtype of the kind: int64, float32).
 DType promote(std::span<const InputType> inputs);
@@ -53,6 +67,11 @@ class LaunchParameters {
  public:
   void pointer(const void* p) { add(reinterpret_cast<std::uintptr_t>(p)); }
   void bits(std::uint64_t value) { add(value); }
+  // Slots for `count` addresses filled later by set_pointer (the outputs, allocated after the plan).
+  void reserve_pointers(int count) {
+    for (int i = 0; i < count; ++i) add(0);
+  }
+  void set_pointer(int slot, const void* p) { values_[slot] = reinterpret_cast<std::uintptr_t>(p); }
   void index(std::int64_t value, bool index64) {
     add(index64 ? static_cast<std::uint64_t>(value) : static_cast<std::uint32_t>(value));
   }
@@ -78,10 +97,12 @@ class LaunchParameters {
   }
   static constexpr int kMaxParameters = kMaxOutputs + 2 * kMaxInputs + 8;
   static constexpr int kLayoutFields = 1 + 3 * kLayoutDims + (kMaxInputs + kMaxOutputs) * kLayoutDims;
-  std::array<std::uint64_t, kMaxParameters> values_{};
-  std::array<void*, kMaxParameters> pointers_{};
+  // Not zeroed: only the first count_ slots (and the layout's used fields) are ever read, and
+  // clearing 2 KiB per call would cost as much as the rest of the packing.
+  std::array<std::uint64_t, kMaxParameters> values_;
+  std::array<void*, kMaxParameters> pointers_;
   int count_ = 0;
-  alignas(16) std::array<std::uint64_t, kLayoutFields> layout_{};
+  alignas(16) std::array<std::uint64_t, kLayoutFields> layout_;
 };
 
 // The architecture of `device` (90 for sm_90), asked once per device.

@@ -31,7 +31,11 @@ class CompiledModule {
   CompiledModule& operator=(const CompiledModule&) = delete;
 
   [[nodiscard]] const std::string& cubin() const noexcept { return cubin_; }
-  [[nodiscard]] const CompiledKernelInfo& info() const noexcept { return info_; }
+  // A copy: load_ms is set by the first function() call.
+  [[nodiscard]] CompiledKernelInfo info() const {
+    const std::lock_guard lock(mutex_);
+    return info_;
+  }
   // The function `name` for `device`, loaded into its primary context (made current here) on
   // first use, in relaxed capture mode (See Note [Compiling during a capture]).
   // @throws CudaError (no driver, a cubin the device cannot run).
@@ -39,8 +43,8 @@ class CompiledModule {
 
  private:
   std::string cubin_;
-  CompiledKernelInfo info_;
   mutable std::mutex mutex_;
+  mutable CompiledKernelInfo info_;  // guarded by mutex_
   mutable CUlibrary library_ = nullptr;
   mutable std::vector<std::tuple<int, std::string, CUfunction>> functions_;
 };
