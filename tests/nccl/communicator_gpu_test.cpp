@@ -405,6 +405,7 @@ TEST(OneRankSplit, SplittingKeepsTheRankOrDropsIt) {
 TEST(OneRankRegistration, AllocatorSegmentsAreRegisteredAndFollowTheAllocator) {
   CUDAKIT_REQUIRE_NCCL();
   auto& allocator = cudakit::memory::device_allocator(0);
+  cudakit::memory::empty_cache();  // what earlier tests left cached, returned
   const Tensor early = counting(1 << 16, DType::float32);
   CommunicatorOptions options;
   options.register_allocator_segments = true;
@@ -421,9 +422,11 @@ TEST(OneRankRegistration, AllocatorSegmentsAreRegisteredAndFollowTheAllocator) {
   EXPECT_TRUE(registered(early.data_ptr()));
   const std::size_t at_creation = comm.registered_segments().size();
   {
-    // 256 MiB: more than any cached free memory the earlier tests left, so a new segment (or
-    // expandable chunk) is mapped for it.
-    constexpr std::int64_t kBig = std::int64_t{1} << 26;
+    // 256 MiB more than all the cached free memory, so that a new segment (or expandable
+    // chunk) is mapped for it.
+    const auto stats = allocator.stats();
+    const auto cached_free = static_cast<std::int64_t>(stats.reserved_bytes[0].current - stats.allocated_bytes[0].current);
+    const std::int64_t kBig = (cached_free + (std::int64_t{256} << 20)) / 4;
     Tensor big = cuda_tensor(kBig, DType::float32);
     big.fill_(7.0);
     EXPECT_GT(comm.registered_segments().size(), at_creation) << "a segment mapped after creation is registered";
