@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/relaxed_capture_mode.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/nccl_error.hpp"
 #include "cudakit/core/log.hpp"
@@ -50,19 +51,6 @@ NcclTarget target_of(int device, int world_size) {
   (void)cudaGetLastError();
   return target;
 }
-
-// The calling thread's capture mode, relaxed for a scope: registration may run inside an
-// allocation made while another stream captures (cudaStreamCaptureModeGlobal would refuse it).
-class RelaxedCaptureMode {
- public:
-  RelaxedCaptureMode() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
-  ~RelaxedCaptureMode() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
-  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
-  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
-
- private:
-  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
-};
 
 // How long the ranks' records are gathered for, at most: a dead rank must not hold the report.
 constexpr auto kExchangeWindow = std::chrono::seconds(5);
@@ -201,10 +189,14 @@ void* CommunicatorState::register_range(void* base, std::size_t bytes) noexcept 
   (void)cudaGetDevice(&previous);
   if (previous != device) (void)cudaSetDevice(device);
   void* handle = nullptr;
-  ncclResult_t r;
-  {
-    const RelaxedCaptureMode relaxed;
+  ncclResult_t r = ncclInternalError;
+  try {
+    // Registration may run inside an allocation made while a stream captures in the global
+    // mode, which would count NCCL's pointer queries as unsafe.
+    const cudakit::detail::RelaxedCaptureMode relaxed;
     r = nccl.ncclCommRegister(comm, base, bytes, &handle);
+  } catch (const std::exception& e) {
+    CUDAKIT_LOG(warning, "ncclCommRegister (rank ", rank, ") not called: ", e.what());
   }
   if (previous >= 0 && previous != device) (void)cudaSetDevice(previous);
   if (r != ncclSuccess) {
@@ -219,8 +211,13 @@ void CommunicatorState::deregister_range(void* handle) noexcept {
   const auto& nccl = cudakit::detail::nccl_api();
   std::lock_guard comm_lock(comm_mutex);
   if (aborted()) return;  // the abort freed the registrations with the communicator
-  const RelaxedCaptureMode relaxed;
-  const ncclResult_t r = nccl.ncclCommDeregister(comm, handle);
+  ncclResult_t r = ncclInternalError;
+  try {
+    const cudakit::detail::RelaxedCaptureMode relaxed;
+    r = nccl.ncclCommDeregister(comm, handle);
+  } catch (const std::exception& e) {
+    CUDAKIT_LOG(warning, "ncclCommDeregister (rank ", rank, ") not called: ", e.what());
+  }
   if (r != ncclSuccess)
     CUDAKIT_LOG(warning, "ncclCommDeregister (rank ", rank, ") failed: ", nccl_error_text(r, nullptr));
 }
