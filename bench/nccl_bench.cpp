@@ -129,7 +129,6 @@ void synchronize(std::vector<RankBuffers>& ranks) {
 void run(std::vector<RankBuffers>& ranks, const Options& o, const char* mode, bool print) {
   const int n = ranks[0].comm.world_size();
   for (RankBuffers& r : ranks) {
-    cudakit::current_stream(r.comm.device());  // the device's stream, made current before allocating
     r.in = cudakit::memory::allocate(std::max<std::size_t>(o.max_bytes, 4 * n), cudakit::current_stream(r.comm.device()));
     r.out = cudakit::memory::allocate(std::max<std::size_t>(o.max_bytes, 4 * n), cudakit::current_stream(r.comm.device()));
   }

@@ -20,6 +20,7 @@
 #include "memory/detail/device_peaks.hpp"
 #include "memory/detail/history.hpp"
 #include "memory/detail/oom_observers.hpp"
+#include "memory/detail/segment_observers.hpp"
 #include "memory/detail/oom_report.hpp"
 #include "memory/detail/pool.hpp"
 #include "memory/detail/shard.hpp"
@@ -220,6 +221,7 @@ struct Engine {
   std::atomic<std::int64_t> sync_all{0};
 
   detail::OomObservers oom_observers;
+  detail::SegmentObservers segment_observers;
   detail::History history;
 
   Engine(int dev, std::shared_ptr<SegmentProvider> provider, std::shared_ptr<StreamEvents> ev,
@@ -390,6 +392,27 @@ struct Engine {
   }
 
   // ---- obtaining and returning memory (shard locked) ----
+  // Tells the segment observers (See Note [Segment observers' locks]); `only` limits it to one.
+  void report_segment(SegmentEvent::Kind kind, const Shard& s, void* base, std::size_t bytes, bool expandable,
+                      std::uint64_t only = 0) const noexcept {
+    if (!segment_observers.any()) return;
+    segment_observers.notify(SegmentEvent{kind, device, base, bytes, expandable, s.pool->id, s.stream}, only);
+  }
+  // Every range `s` has mapped now, as `kind` events (attach's replay, the destructor's release).
+  void report_all_segments(SegmentEvent::Kind kind, const Shard& s, std::uint64_t only = 0) const noexcept {
+    for (const auto& a : s.arenas) {
+      if (!a->expandable) {
+        report_segment(kind, s, a->base, a->mapped, false, only);
+        continue;
+      }
+      std::size_t offset = 0;
+      for (std::size_t chunk : a->chunks) {
+        report_segment(kind, s, a->base + offset, chunk, true, only);
+        offset += chunk;
+      }
+    }
+  }
+
   bool may_reserve(const Pool& pool, std::size_t bytes) const {
     if (config.per_process_memory_fraction >= 1.0) return true;
     return reserved.total() + bytes <= detail::allowed_bytes(pool, config);
@@ -454,6 +477,7 @@ struct Engine {
     if (!may_reserve(*s.pool, grow)) return nullptr;
     if (!provider.map(a->base + a->mapped, grow)) return nullptr;
     history.trace(TraceEntry::Action::segment_map, a->base + a->mapped, grow, s.stream);
+    report_segment(SegmentEvent::Kind::mapped, s, a->base + a->mapped, grow, true);
     count_reserved(s, grow, false, true);
     a->chunks.push_back(grow);
     if (tail) {
@@ -483,6 +507,7 @@ struct Engine {
     void* p = s.pool->provider->allocate_segment(bytes, s.stream);
     if (!p) return nullptr;
     history.trace(TraceEntry::Action::segment_alloc, p, bytes, s.stream);
+    report_segment(SegmentEvent::Kind::mapped, s, p, bytes, false);
     count_reserved(s, bytes, small, true);
     s.arenas.push_back(std::make_unique<Arena>());
     Arena* a = s.arenas.back().get();
@@ -644,6 +669,7 @@ struct Engine {
           const std::size_t chunk = a->chunks.back();
           remove_free(s, tail);
           a->mapped -= chunk;
+          report_segment(SegmentEvent::Kind::unmapping, s, a->base + a->mapped, chunk, true);
           provider.unmap(a->base + a->mapped, chunk);
           history.trace(TraceEntry::Action::segment_unmap, a->base + a->mapped, chunk, s.stream);
           count_reserved(s, chunk, false, false);
@@ -666,6 +692,7 @@ struct Engine {
         sync_once();
         remove_free(s, only);
         arena_table.erase(a);
+        report_segment(SegmentEvent::Kind::unmapping, s, a->base, a->mapped, false);
         provider.free_segment(a->base, a->mapped, s.stream);
         history.trace(TraceEntry::Action::segment_free, a->base, a->mapped, s.stream);
         count_reserved(s, a->mapped, a->small, false);
@@ -1153,6 +1180,7 @@ CachingAllocator::~CachingAllocator() {
       CUDAKIT_LOG(warning, "releasing cached memory failed: ", e.what());
     }
     leaked += s.live.size() + s.held.size();
+    impl_->report_all_segments(SegmentEvent::Kind::unmapping, s);
     for (auto& a : s.arenas) {
       if (a->expandable) {
         // Unmap what is still mapped (live blocks leak with it) and drop the reservation.
@@ -1354,6 +1382,20 @@ std::uint64_t CachingAllocator::attach_oom_observer(OutOfMemoryObserver observer
 }
 
 void CachingAllocator::detach_oom_observer(std::uint64_t id) { impl_->oom_observers.detach(id); }
+
+std::uint64_t CachingAllocator::attach_segment_observer(SegmentObserver observer) {
+  const std::uint64_t id = impl_->segment_observers.attach(std::move(observer));
+  // The ranges that exist now, shard by shard under each shard's lock: a range mapped meanwhile
+  // may be reported twice (once as it maps, once here), one unmapped meanwhile is reported
+  // unmapping only if it was reported mapped. See Note [Segment observers' locks].
+  impl_->for_each_shard([&](Shard& s) {
+    std::lock_guard lock(s.lock);
+    impl_->report_all_segments(SegmentEvent::Kind::mapped, s, id);
+  });
+  return id;
+}
+
+void CachingAllocator::detach_segment_observer(std::uint64_t id) { impl_->segment_observers.detach(id); }
 
 void CachingAllocator::set_memory_fraction(double fraction) {
   if (!(fraction > 0.0 && fraction <= 1.0)) {

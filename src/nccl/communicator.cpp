@@ -171,12 +171,18 @@ void issue(const std::shared_ptr<CommunicatorState>& state, const OperationInfo&
     std::lock_guard lock(s.comm_mutex);
     r = call(s.comm, stream.handle());
   }
-  if (r != ncclSuccess && r != ncclInProgress) {
-    s.recorder.set_state(seq, FlightState::failed);
-    throw NcclError(static_cast<int>(r), api_name(), s.rank, CommunicatorState::label(info.op, seq),
-                    detail::nccl_error_text(r, s.comm));
-  }
   detail::GroupFrame& frame = detail::group_frame();
+  if (r != ncclSuccess && r != ncclInProgress) {
+    // NCCL has made this its communicator's asynchronous error (See Note [What NCCL refuses] in
+    // validation.cpp): the communicator is gone for every later call, so it fails here, and is
+    // aborted; inside a group, once the group has ended (an abort joins the open group).
+    s.recorder.set_state(seq, FlightState::failed);
+    const std::string operation = CommunicatorState::label(info.op, seq);
+    const std::string text = detail::nccl_error_text(r, s.comm);
+    if (frame.depth > 0) frame.failed.push_back({state, static_cast<int>(r), operation, text});
+    else s.fail(static_cast<int>(r), operation, text);
+    throw NcclError(static_cast<int>(r), api_name(), s.rank, operation, text);
+  }
   if (frame.depth > 0) {
     frame.operations.push_back({state, seq, info.op, stream});
     return;
@@ -255,14 +261,14 @@ std::vector<Communicator> Communicator::for_devices(std::span<const int> devices
     std::vector<ncclConfig_t> configs(devices.size(), make_config(options));
     {
       DeviceGuard guard(devices[0]);
-      detail::check_nccl(api().ncclGroupStart(), "ncclGroupStart", -1, "init");
+      detail::GroupGuard group("nccl::Communicator::for_devices");  // See Note [Groups end on every path]
       ncclResult_t failed = ncclSuccess;
       for (int i = 0; i < n && failed == ncclSuccess; ++i) {
         CUDAKIT_CHECK_CUDA(cudaSetDevice(devices[i]));
         const ncclResult_t r = api().ncclCommInitRankConfig(&comms[i], n, raw, i, &configs[i]);
         if (r != ncclSuccess && r != ncclInProgress) failed = r;
       }
-      const ncclResult_t ended = api().ncclGroupEnd();
+      const ncclResult_t ended = group.end();
       detail::check_nccl(failed, "ncclCommInitRankConfig", -1, "init");
       detail::check_nccl(ended, "ncclGroupEnd", -1, "init");
       for (int i = 0; i < n; ++i) ready_or_abort(comms[i], options.timeout, i, n, "init");
@@ -312,6 +318,7 @@ void Communicator::check() const { state_->check("nccl::Communicator::check"); }
 bool Communicator::failed() const { return state_->failed_or_aborted(); }
 void Communicator::abort() { state_->abort(); }
 void* Communicator::native_handle() const { return state_->comm; }
+std::vector<RegisteredSegment> Communicator::registered_segments() const { return state_->registered_segments(); }
 
 // ---- operations on raw buffers ----
 
@@ -320,11 +327,12 @@ void Communicator::all_reduce(const Buffer& input, const Buffer& output, ReduceO
   check_buffer(api_name, "input", input, device());
   check_buffer(api_name, "output", output, device());
   check_output(api_name, input, output, input.count, "as many as the input");
+  const ReduceOp nccl_op = reduction_for_nccl(api_name, "all_reduce", input.dtype, op, state_->target);
   OperationInfo info{"all_reduce", input.dtype, input.count, output.count, -1, {}};
   add_access(info.accesses, input, Mode::read);
   add_access(info.accesses, output, Mode::write);
   issue(state_, info, stream, [&](ncclComm_t comm, cudaStream_t s) {
-    return api().ncclAllReduce(input.data, output.data, input.count, to_nccl(input.dtype), to_nccl(op), comm, s);
+    return api().ncclAllReduce(input.data, output.data, input.count, to_nccl(input.dtype), to_nccl(nccl_op), comm, s);
   });
 }
 
@@ -337,11 +345,12 @@ void Communicator::reduce(const Buffer& input, const Buffer& output, int root, R
     check_buffer(api_name, "output", output, device());
     check_output(api_name, input, output, input.count, "as many as the input");
   }
+  const ReduceOp nccl_op = reduction_for_nccl(api_name, "reduce", input.dtype, op, state_->target);
   OperationInfo info{"reduce", input.dtype, input.count, is_root ? output.count : 0, root, {}};
   add_access(info.accesses, input, Mode::read);
   if (is_root) add_access(info.accesses, output, Mode::write);
   issue(state_, info, stream, [&](ncclComm_t comm, cudaStream_t s) {
-    return api().ncclReduce(input.data, is_root ? output.data : nullptr, input.count, to_nccl(input.dtype), to_nccl(op), root,
+    return api().ncclReduce(input.data, is_root ? output.data : nullptr, input.count, to_nccl(input.dtype), to_nccl(nccl_op), root,
                             comm, s);
   });
 }
@@ -353,6 +362,7 @@ void Communicator::broadcast(const Buffer& input, const Buffer& output, int root
   if (is_root) check_buffer(api_name, "input", input, device());
   check_buffer(api_name, "output", output, device());
   if (is_root) check_output(api_name, input, output, input.count, "as many as the input");
+  check_data_type(api_name, "broadcast", output.dtype, state_->target);
   OperationInfo info{"broadcast", output.dtype, is_root ? input.count : output.count, output.count, root, {}};
   if (is_root) add_access(info.accesses, input, Mode::read);
   add_access(info.accesses, output, Mode::write);
@@ -366,6 +376,7 @@ void Communicator::all_gather(const Buffer& input, const Buffer& output, Optiona
   check_buffer(api_name, "input", input, device());
   check_buffer(api_name, "output", output, device());
   check_output(api_name, input, output, input.count * static_cast<std::size_t>(world_size()), "world_size x the input");
+  check_data_type(api_name, "all_gather", input.dtype, state_->target);
   OperationInfo info{"all_gather", input.dtype, input.count, output.count, -1, {}};
   add_access(info.accesses, input, Mode::read);
   add_access(info.accesses, output, Mode::write);
@@ -380,11 +391,12 @@ void Communicator::reduce_scatter(const Buffer& input, const Buffer& output, Red
   check_buffer(api_name, "output", output, device());
   check_divisible(api_name, input, world_size());
   check_output(api_name, input, output, input.count / static_cast<std::size_t>(world_size()), "the input / world_size");
+  const ReduceOp nccl_op = reduction_for_nccl(api_name, "reduce_scatter", input.dtype, op, state_->target);
   OperationInfo info{"reduce_scatter", input.dtype, input.count, output.count, -1, {}};
   add_access(info.accesses, input, Mode::read);
   add_access(info.accesses, output, Mode::write);
   issue(state_, info, stream, [&](ncclComm_t comm, cudaStream_t s) {
-    return api().ncclReduceScatter(input.data, output.data, output.count, to_nccl(input.dtype), to_nccl(op), comm, s);
+    return api().ncclReduceScatter(input.data, output.data, output.count, to_nccl(input.dtype), to_nccl(nccl_op), comm, s);
   });
 }
 
@@ -396,6 +408,7 @@ void Communicator::all_to_all(const Buffer& input, const Buffer& output, Optiona
   check_output(api_name, input, output, input.count, "as many as the input");
   if (input.data == output.data && input.count != 0)
     throw InvalidArgumentError(api_name, "all_to_all cannot work in place: the output must be another buffer");
+  check_data_type(api_name, "all_to_all", input.dtype, state_->target);
   OperationInfo info{"all_to_all", input.dtype, input.count, output.count, -1, {}};
   add_access(info.accesses, input, Mode::read);
   add_access(info.accesses, output, Mode::write);
@@ -404,13 +417,14 @@ void Communicator::all_to_all(const Buffer& input, const Buffer& output, Optiona
   const std::size_t block_bytes = block * element_size(input.dtype);
   issue(state_, info, stream, [&](ncclComm_t comm, cudaStream_t s) {
     const auto& nccl = api();
-    ncclResult_t r = nccl.ncclGroupStart();
+    detail::GroupGuard group("nccl::Communicator::all_to_all");
+    ncclResult_t r = ncclSuccess;
     for (int peer = 0; peer < n && (r == ncclSuccess || r == ncclInProgress); ++peer) {
       r = nccl.ncclSend(static_cast<const char*>(input.data) + peer * block_bytes, block, to_nccl(input.dtype), peer, comm, s);
       if (r == ncclSuccess || r == ncclInProgress)
         r = nccl.ncclRecv(static_cast<char*>(output.data) + peer * block_bytes, block, to_nccl(input.dtype), peer, comm, s);
     }
-    const ncclResult_t ended = nccl.ncclGroupEnd();
+    const ncclResult_t ended = group.end();
     return r == ncclSuccess || r == ncclInProgress ? ended : r;
   });
 }
@@ -419,6 +433,7 @@ void Communicator::send(const Buffer& input, int peer, OptionalStream stream) {
   const char* api_name = "nccl::Communicator::send";
   check_rank(api_name, "peer", peer, world_size());
   check_buffer(api_name, "input", input, device());
+  check_data_type(api_name, "send", input.dtype, state_->target);
   OperationInfo info{"send", input.dtype, input.count, 0, peer, {}};
   add_access(info.accesses, input, Mode::read);
   issue(state_, info, stream, [&](ncclComm_t comm, cudaStream_t s) {
@@ -430,6 +445,7 @@ void Communicator::recv(const Buffer& output, int peer, OptionalStream stream) {
   const char* api_name = "nccl::Communicator::recv";
   check_rank(api_name, "peer", peer, world_size());
   check_buffer(api_name, "output", output, device());
+  check_data_type(api_name, "recv", output.dtype, state_->target);
   OperationInfo info{"recv", output.dtype, 0, output.count, peer, {}};
   add_access(info.accesses, output, Mode::write);
   issue(state_, info, stream, [&](ncclComm_t comm, cudaStream_t s) {

@@ -4,10 +4,13 @@
 #include <cstdlib>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/relaxed_capture_mode.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/nccl_error.hpp"
 #include "cudakit/core/log.hpp"
+#include "cudakit/memory/device_allocator.hpp"
 #include "nccl/detail/nccl_call.hpp"
+#include "nccl/detail/segment_registrations.hpp"
 
 namespace cudakit::nccl::detail {
 
@@ -23,6 +26,30 @@ std::size_t number_from_environment(const char* name, std::size_t fallback) {
   if (*end != '\0' || v == 0)
     throw InvalidArgumentError("CommunicatorOptions", concat(name, "='", text, "' is not a positive integer"));
   return static_cast<std::size_t>(v);
+}
+
+bool flag_from_environment(const char* name, bool fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  const std::string_view value(text);
+  if (value == "1") return true;
+  if (value == "0") return false;
+  throw InvalidArgumentError("CommunicatorOptions", concat(name, "='", text, "' is neither 0 nor 1"));
+}
+
+// The loaded NCCL's version and the device's compute capability, for validation.
+NcclTarget target_of(int device, int world_size) {
+  NcclTarget target;
+  target.world_size = world_size;
+  int code = 0;
+  if (cudakit::detail::nccl_api().ncclGetVersion(&code) == ncclSuccess) target.nccl_version_code = code;
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess) {
+    target.compute_capability = major * 10 + minor;
+  }
+  (void)cudaGetLastError();
+  return target;
 }
 
 // How long the ranks' records are gathered for, at most: a dead rank must not hold the report.
@@ -46,6 +73,11 @@ CommunicatorOptions CommunicatorOptions::resolved() const {
   if (out.poll_interval.count() <= 0) out.poll_interval = std::chrono::milliseconds(50);
   if (out.flight_records == 0) out.flight_records = detail::number_from_environment("CUDAKIT_NCCL_FLIGHT_RECORDS", 2000);
   if (out.name.empty()) out.name = "default";
+  // Off by default, as torch's hook: registration costs an ncclCommRegister per segment and
+  // communicator, and pays only where NCCL has a zero-copy path for registered buffers (NVLS
+  // on NVSwitch systems, CollNet, user-buffer p2p), not on one GPU or over PCIe.
+  if (!out.register_allocator_segments)
+    out.register_allocator_segments = detail::flag_from_environment("CUDAKIT_NCCL_REGISTER_ALLOCATOR", false);
   return out;
 }
 
@@ -61,7 +93,20 @@ GroupFrame& group_frame() noexcept {
 CommunicatorState::CommunicatorState(ncclComm_t comm_, int rank_, int world_size_, int device_,
                                      CommunicatorOptions options_, std::shared_ptr<Store> store_)
     : comm(comm_), rank(rank_), world_size(world_size_), device(device_), options(std::move(options_)),
-      store(std::move(store_)), recorder(options.flight_records) {
+      store(std::move(store_)), target(target_of(device_, world_size_)), recorder(options.flight_records) {
+  const auto& nccl = cudakit::detail::nccl_api();
+  if (options.register_allocator_segments.value_or(false) && nccl.ncclCommRegister != nullptr &&
+      nccl.ncclCommDeregister != nullptr) {
+    try {
+      registrations_ = std::make_unique<SegmentRegistrations>(
+          memory::device_allocator(device), [this](void* base, std::size_t bytes) { return register_range(base, bytes); },
+          [this](void* handle) { deregister_range(handle); });
+    } catch (...) {
+      // The communicator exists: it must be destroyed, not leaked, when construction fails.
+      (void)nccl.ncclCommAbort(comm);
+      throw;
+    }
+  }
   watchdog_ = std::thread([this] { watchdog_loop(); });
 }
 
@@ -91,17 +136,94 @@ CommunicatorState::~CommunicatorState() {
     }
     (void)cudaGetLastError();
     if (drained) {
-      const ncclResult_t r = api->ncclCommDestroy(comm);
-      if (r != ncclSuccess && r != ncclInProgress)
-        CUDAKIT_LOG(warning, "ncclCommDestroy (rank ", rank, ") failed: ", nccl_error_text(r, nullptr));
+      if (registrations_) registrations_->close();  // after the work that used them, before the destroy
+      destroy_or_abort();
     } else {
       CUDAKIT_LOG(error, "NCCL communicator '", options.name, "' rank ", rank, " destroyed with operation ",
                   label(pending_.front().op, pending_.front().seq), " unfinished after the timeout: aborting it");
       abort();
     }
   }
+  if (registrations_) registrations_->close();  // detaches; an aborted communicator deregisters nothing
   for (const PendingOperation& p : pending_) (void)cudaEventDestroy(p.event);
   for (cudaEvent_t e : free_events_) (void)cudaEventDestroy(e);
+}
+
+// Note [Destroying a failed communicator]
+// ncclCommDestroy (NCCL 2.28, src/init.cc) opens an internal group, then returns at once with
+// the communicator's asynchronous error when there is one ("invalid argument" after an
+// operation NCCL refused), leaving that group open on the calling thread: every later NCCL call
+// of the thread joins it, and communicator inits then fail with "Blocking and nonblocking
+// communicators are not allowed in the same group". ncclCommAbort ignores that error. So a
+// communicator with an asynchronous error is aborted, never destroyed; and should a destroy fail
+// anyway (the error arriving between the query and the destroy), the group it left is ended and
+// the communicator aborted.
+void CommunicatorState::destroy_or_abort() noexcept {
+  const auto& nccl = cudakit::detail::nccl_api();
+  ncclResult_t state = ncclSuccess;
+  if (nccl.ncclCommGetAsyncError(comm, &state) != ncclSuccess) state = ncclInternalError;
+  if (state != ncclSuccess && state != ncclInProgress) {
+    CUDAKIT_LOG(warning, "NCCL communicator '", options.name, "' rank ", rank, " has failed (",
+                nccl_error_text(state, nullptr), "): aborting it instead of destroying it");
+    abort();
+    return;
+  }
+  const ncclResult_t r = nccl.ncclCommDestroy(comm);
+  if (r == ncclSuccess || r == ncclInProgress) return;
+  CUDAKIT_LOG(warning, "ncclCommDestroy (rank ", rank, ") failed: ", nccl_error_text(r, nullptr),
+              "; ending the group it left open and aborting the communicator");
+  (void)nccl.ncclGroupEnd();
+  abort();
+}
+
+bool CommunicatorState::aborted() const {
+  std::lock_guard lock(mutex_);
+  return aborted_;
+}
+
+void* CommunicatorState::register_range(void* base, std::size_t bytes) noexcept {
+  const auto& nccl = cudakit::detail::nccl_api();
+  std::lock_guard comm_lock(comm_mutex);
+  if (aborted()) return nullptr;
+  int previous = -1;
+  (void)cudaGetDevice(&previous);
+  if (previous != device) (void)cudaSetDevice(device);
+  void* handle = nullptr;
+  ncclResult_t r = ncclInternalError;
+  try {
+    // Registration may run inside an allocation made while a stream captures in the global
+    // mode, which would count NCCL's pointer queries as unsafe.
+    const cudakit::detail::RelaxedCaptureMode relaxed;
+    r = nccl.ncclCommRegister(comm, base, bytes, &handle);
+  } catch (const std::exception& e) {
+    CUDAKIT_LOG(warning, "ncclCommRegister (rank ", rank, ") not called: ", e.what());
+  }
+  if (previous >= 0 && previous != device) (void)cudaSetDevice(previous);
+  if (r != ncclSuccess) {
+    CUDAKIT_LOG(warning, "ncclCommRegister (rank ", rank, ", ", bytes, " bytes at ", base,
+                ") failed: ", nccl_error_text(r, nullptr), "; the range is used unregistered");
+    return nullptr;
+  }
+  return handle;
+}
+
+void CommunicatorState::deregister_range(void* handle) noexcept {
+  const auto& nccl = cudakit::detail::nccl_api();
+  std::lock_guard comm_lock(comm_mutex);
+  if (aborted()) return;  // the abort freed the registrations with the communicator
+  ncclResult_t r = ncclInternalError;
+  try {
+    const cudakit::detail::RelaxedCaptureMode relaxed;
+    r = nccl.ncclCommDeregister(comm, handle);
+  } catch (const std::exception& e) {
+    CUDAKIT_LOG(warning, "ncclCommDeregister (rank ", rank, ") not called: ", e.what());
+  }
+  if (r != ncclSuccess)
+    CUDAKIT_LOG(warning, "ncclCommDeregister (rank ", rank, ") failed: ", nccl_error_text(r, nullptr));
+}
+
+std::vector<RegisteredSegment> CommunicatorState::registered_segments() const {
+  return registrations_ ? registrations_->segments() : std::vector<RegisteredSegment>{};
 }
 
 std::string CommunicatorState::label(const std::string& op, std::uint64_t seq) { return op + "#" + std::to_string(seq); }

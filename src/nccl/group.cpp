@@ -37,6 +37,11 @@ void Group::end() {
   // The outermost group launched everything: each communicator in it must take its part.
   std::vector<detail::GroupedOperation> operations;
   operations.swap(frame.operations);
+  // Communicators NCCL refused an operation of inside the group fail now that no group is open
+  // (their abort would have joined it).
+  std::vector<detail::FailedOperation> failed;
+  failed.swap(frame.failed);
+  for (const auto& f : failed) f.state->fail(f.nccl_result, f.operation, f.text);
   if (r != ncclSuccess && r != ncclInProgress) {
     const int rank = operations.empty() ? -1 : operations.front().state->rank;
     for (const auto& op : operations) op.state->recorder.set_state(op.seq, FlightState::failed);

@@ -1,5 +1,7 @@
 #include "nccl/detail/nccl_call.hpp"
 
+#include <utility>
+
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/nccl_error.hpp"
@@ -27,6 +29,18 @@ std::string nccl_error_text(ncclResult_t result, ncclComm_t comm) {
 void check_nccl(ncclResult_t result, const char* api, int rank, const std::string& operation) {
   if (result == ncclSuccess || result == ncclInProgress) return;
   throw NcclError(static_cast<int>(result), api, rank, operation, nccl_error_text(result, nullptr));
+}
+
+GroupGuard::GroupGuard(const char* what) {
+  check_nccl(loaded_nccl(what).ncclGroupStart(), "ncclGroupStart", -1, what);
+  open_ = true;
+}
+
+GroupGuard::~GroupGuard() { (void)end(); }
+
+ncclResult_t GroupGuard::end() noexcept {
+  if (!std::exchange(open_, false)) return ncclSuccess;
+  return cudakit::detail::nccl_api().ncclGroupEnd();
 }
 
 }  // namespace cudakit::nccl::detail

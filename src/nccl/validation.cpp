@@ -4,6 +4,7 @@
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/nccl/version.hpp"
 
 namespace cudakit::nccl {
 
@@ -54,6 +55,69 @@ void check_rank(const char* api, const char* what, int rank, int world_size) {
   if (rank < 0 || rank >= world_size)
     throw InvalidArgumentError(api, concat("the ", what, " ", rank, " is outside 0..", world_size - 1, " (world size ",
                                            world_size, ")"));
+}
+
+// Note [What NCCL refuses]
+// Every operation NCCL refuses on a non-blocking communicator also poisons it: ncclEnqueueCheck
+// records the error as the communicator's asynchronous error, so every later call fails and
+// ncclCommDestroy refuses it (See Note [Destroying a failed communicator] in
+// communicator_state.cpp). What NCCL is known to refuse is therefore refused here first, read
+// from NCCL 2.28's source (src/enqueue.cc: taskAppend, hostToDevRedOp; src/device/onerank.cu):
+//  - float8_e4m3 / float8_e5m2 exist from NCCL 2.24 on; an older NCCL does not know types 10
+//    and 11 at all.
+//  - Reductions (all_reduce, reduce, reduce_scatter) of a float8 need every rank's device to be
+//    sm_90 or later ("FP8 reduction support begins with sm90 capable devices"); copies
+//    (broadcast, all_gather, all_to_all, send/recv) take float8 on any device. This side sees
+//    its own device only: a peer on an older device is NCCL's to refuse.
+//  - avg is a pre-multiplied sum for floating types (each input times 1/world_size), a sum then
+//    a division for integers. On a one-rank communicator NCCL runs reductions as one kernel or a
+//    copy, and that kernel has no float8 variant: avg of a float8 on one rank is refused with a
+//    bare "invalid argument" (no WARN line) in every NCCL up to 2.28. Its result is the input
+//    (times 1/1, exact), which is what sum gives on one rank (a copy), so cudakit hands NCCL sum
+//    there. On two or more ranks NCCL does float8 avg itself. (Doing avg as our own sum then
+//    scale would be neither cheap nor exact elsewhere: e4m3's largest value is 448, so a sum of
+//    ranks overflows where their pre-scaled sum does not.)
+//  - Bool has no NCCL type: the tensor overloads send it as uint8, with sum as max, prod as min
+//    and avg refused (See Note [Bool reductions] in communicator.cpp).
+// Any other type (an out-of-range DataType) is refused for every operation.
+
+namespace {
+
+constexpr int kFirstFloat8Nccl = 22400;  // 2.24.0
+constexpr int kFirstFloat8ReductionCapability = 90;
+
+bool is_float8(DataType dtype) { return dtype == DataType::float8_e4m3 || dtype == DataType::float8_e5m2; }
+
+std::string nccl_version_text(int code) { return code > 0 ? version_from_code(code).str() : "(version unknown)"; }
+
+std::string capability_text(int capability) { return concat("sm_", capability); }
+
+}  // namespace
+
+void check_data_type(const char* api, const char* op, DataType dtype, const NcclTarget& target) {
+  const int index = static_cast<int>(dtype);
+  if (index < 0 || index >= kDataTypeCount)
+    throw InvalidArgumentError(api, concat(op, ": data type ", index, " is no NCCL type (0..", kDataTypeCount - 1, ")"));
+  if (is_float8(dtype) && target.nccl_version_code < kFirstFloat8Nccl)
+    throw InvalidArgumentError(api, concat(op, " of ", data_type_name(dtype), ": the loaded NCCL ",
+                                           nccl_version_text(target.nccl_version_code),
+                                           " has no float8 types (NCCL 2.24 or later has them)"));
+}
+
+ReduceOp reduction_for_nccl(const char* api, const char* op, DataType dtype, ReduceOp reduction, const NcclTarget& target) {
+  check_data_type(api, op, dtype, target);
+  const int index = static_cast<int>(reduction);
+  if (index < 0 || index > static_cast<int>(ReduceOp::avg))
+    throw InvalidArgumentError(api, concat(op, ": reduction ", index, " is none of sum, prod, min, max, avg"));
+  if (!is_float8(dtype)) return reduction;
+  if (target.compute_capability < kFirstFloat8ReductionCapability)
+    throw InvalidArgumentError(api, concat(op, " ", reduce_op_name(reduction), " of ", data_type_name(dtype), ": NCCL ",
+                                           nccl_version_text(target.nccl_version_code),
+                                           " reduces float8 on sm_90 or later only, and this device is ",
+                                           capability_text(target.compute_capability),
+                                           " (broadcast, all_gather, all_to_all and send/recv take float8 anywhere)"));
+  if (reduction == ReduceOp::avg && target.world_size == 1) return ReduceOp::sum;
+  return reduction;
 }
 
 std::optional<std::string> tensor_list_problem(std::span<const Buffer> buffers) {

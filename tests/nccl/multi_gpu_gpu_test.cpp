@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +14,9 @@
 
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/stream.hpp"
+#include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/core/nccl_error.hpp"
 #include "cudakit/nccl/communicator.hpp"
 #include "cudakit/nccl/group.hpp"
@@ -112,6 +116,76 @@ TEST(NcclSingleProcess, EveryOperationAndDtypeOnAllDevices) {
       SCOPED_TRACE(std::string(cudakit::tensor::dtype_name(dtype)) + " n=" + std::to_string(n));
       check_every_operation(comms, static_cast<int>(devices.size()), dtype, n);
     }
+}
+
+// Every NCCL type (int8, uint32, uint64 and the float8s have no tensor dtype) and every
+// reduction on raw buffers: every rank holds the same bytes, so min and max give them back, as
+// do broadcast and all_gather; sum, prod and avg must be taken (or refused before launch where
+// NCCL cannot do them: See Note [What NCCL refuses]) and leave the communicators working.
+TEST(NcclSingleProcess, EveryNcclDtypeAndReductionOnRawBuffers) {
+  CUDAKIT_REQUIRE_NCCL_GPUS(2);
+  using cudakit::nccl::Buffer;
+  using cudakit::nccl::DataType;
+  std::vector<int> devices(static_cast<std::size_t>(cudakit::device_count()));
+  std::iota(devices.begin(), devices.end(), 0);
+  auto comms = Communicator::for_devices(devices);
+  const std::size_t world = devices.size();
+  constexpr std::size_t kCount = 4096;
+  for (int t = 0; t < cudakit::nccl::kDataTypeCount; ++t) {
+    const auto dtype = static_cast<DataType>(t);
+    SCOPED_TRACE(std::string(cudakit::nccl::data_type_name(dtype)));
+    const std::size_t bytes = kCount * cudakit::nccl::element_size(dtype);
+    std::vector<unsigned char> host(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) host[i] = static_cast<unsigned char>(0x30 + i % 8);
+    std::vector<void*> in(world), out(world), gathered(world);
+    for (std::size_t k = 0; k < world; ++k) {
+      const auto stream = cudakit::current_stream(devices[k]);
+      in[k] = cudakit::memory::allocate(bytes, stream);
+      out[k] = cudakit::memory::allocate(bytes, stream);
+      gathered[k] = cudakit::memory::allocate(bytes * world, stream);
+      ASSERT_EQ(cudaMemcpyAsync(in[k], host.data(), bytes, cudaMemcpyHostToDevice, stream.handle()), cudaSuccess);
+    }
+    auto buffer = [&](void* p, std::size_t count, std::size_t k) { return Buffer{p, count, dtype, devices[k], true}; };
+    auto expect_back = [&](const std::vector<void*>& where, std::size_t copies, const char* what) {
+      for (std::size_t k = 0; k < world; ++k) {
+        std::vector<unsigned char> back(bytes * copies);
+        cudakit::current_stream(devices[k]).synchronize();
+        ASSERT_EQ(cudaMemcpy(back.data(), where[k], back.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+        for (std::size_t c = 0; c < copies; ++c)
+          ASSERT_TRUE(std::equal(host.begin(), host.end(), back.begin() + static_cast<std::ptrdiff_t>(c * bytes)))
+              << what << " on rank " << k << ", copy " << c;
+      }
+    };
+    auto each = [&](auto&& op) -> bool {
+      try {
+        cudakit::nccl::Group group;
+        for (std::size_t k = 0; k < world; ++k) op(k);
+        group.end();
+        return true;
+      } catch (const cudakit::InvalidArgumentError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find(std::string(cudakit::nccl::data_type_name(dtype))), std::string::npos) << m;
+        EXPECT_NE(m.find(cudakit::nccl::version().str()), std::string::npos) << m;
+        return false;
+      }
+    };
+    for (const ReduceOp op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::avg}) {
+      const bool taken = each([&](std::size_t k) { comms[k].all_reduce(buffer(in[k], kCount, k), buffer(out[k], kCount, k), op); });
+      if (taken && (op == ReduceOp::min || op == ReduceOp::max)) expect_back(out, 1, "all_reduce min/max");
+      (void)each([&](std::size_t k) { comms[k].reduce(buffer(in[k], kCount, k), buffer(out[k], kCount, k), 0, op); });
+    }
+    ASSERT_TRUE(each([&](std::size_t k) { comms[k].broadcast(buffer(in[k], kCount, k), buffer(out[k], kCount, k), 0); }));
+    expect_back(out, 1, "broadcast");
+    ASSERT_TRUE(each([&](std::size_t k) { comms[k].all_gather(buffer(in[k], kCount, k), buffer(gathered[k], kCount * world, k)); }));
+    expect_back(gathered, world, "all_gather");
+    for (std::size_t k = 0; k < world; ++k) {
+      comms[k].check();
+      cudakit::current_stream(devices[k]).synchronize();
+      cudakit::memory::deallocate(in[k]);
+      cudakit::memory::deallocate(out[k]);
+      cudakit::memory::deallocate(gathered[k]);
+    }
+  }
 }
 
 TEST(NcclSingleProcess, ATensorOnAnotherDeviceIsRefusedNamingBoth) {

@@ -23,6 +23,7 @@
 #include "cudakit/memory/out_of_memory_observer.hpp"
 #include "cudakit/memory/pool_id.hpp"
 #include "cudakit/memory/pool_options.hpp"
+#include "cudakit/memory/segment_observer.hpp"
 #include "cudakit/memory/segment_provider.hpp"
 #include "cudakit/memory/snapshot.hpp"
 #include "cudakit/memory/stream_events.hpp"
@@ -120,6 +121,17 @@ class CachingAllocator {
   std::uint64_t attach_oom_observer(OutOfMemoryObserver observer);
   // @throws InvalidArgumentError for an id that is not attached.
   void detach_oom_observer(std::uint64_t id);
+
+  // Adds an observer of the memory this allocator maps and unmaps (every pool): it is called at
+  // once with a `mapped` event for every range that exists (classic segments whole, expandable
+  // ranges chunk by chunk), then for every range mapped and before every range unmapped, until
+  // detached. Calls hold the allocator's locks: See Note [Segment observers' locks]. A range
+  // mapped while this call runs may be reported mapped twice. The returned id detaches it.
+  // @throws InvalidArgumentError for an empty function.
+  std::uint64_t attach_segment_observer(SegmentObserver observer);
+  // After it returns the observer is not called again (calls in flight have finished).
+  // @throws InvalidArgumentError for an id that is not attached.
+  void detach_segment_observer(std::uint64_t id);
 
   // Reserved memory is limited to fraction * total (0 < fraction <= 1).
   // @throws InvalidArgumentError, with nothing changed, for a fraction outside (0, 1].

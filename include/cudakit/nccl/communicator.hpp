@@ -31,6 +31,7 @@
 #include "cudakit/nccl/communicator_options.hpp"
 #include "cudakit/nccl/flight_recorder.hpp"
 #include "cudakit/nccl/reduce_op.hpp"
+#include "cudakit/nccl/registered_segment.hpp"
 #include "cudakit/nccl/rendezvous.hpp"
 #include "cudakit/nccl/store.hpp"
 #include "cudakit/nccl/unique_id.hpp"
@@ -134,6 +135,9 @@ class Communicator {
     void* handle_ = nullptr;
   };
   [[nodiscard]] Registration register_buffer(void* data, std::size_t bytes);
+  // The caching allocator's ranges this communicator has registered (in address order; none
+  // unless CommunicatorOptions::register_allocator_segments is on).
+  [[nodiscard]] std::vector<RegisteredSegment> registered_segments() const;
 
   // The NCCL handle (ncclComm_t), for calls cudakit does not wrap.
   [[nodiscard]] void* native_handle() const;

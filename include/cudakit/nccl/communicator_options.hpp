@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace cudakit::nccl {
@@ -21,6 +22,13 @@ struct CommunicatorOptions {
   // Whether the communicator's resources are shared with the communicators split from it
   // (ncclConfig_t.splitShare).
   bool split_share = false;
+  // Whether the communicator registers every segment of its device's caching allocator with
+  // NCCL (ncclCommRegister), existing ones at creation, new ones as they are mapped, each
+  // deregistered before the allocator returns it (torch's
+  // TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK; See Note [Registering the allocator's
+  // segments] in src/nccl/detail/segment_registrations.hpp). Unset: CUDAKIT_NCCL_REGISTER_ALLOCATOR
+  // (0 or 1), else off: it pays only where NCCL has zero-copy paths for registered buffers.
+  std::optional<bool> register_allocator_segments;
 
   // These options with zero fields replaced by the defaults (and the variables above).
   [[nodiscard]] CommunicatorOptions resolved() const;

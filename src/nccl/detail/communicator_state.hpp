@@ -20,9 +20,13 @@
 #include "cudakit/core/stream_ref.hpp"
 #include "cudakit/nccl/communicator_options.hpp"
 #include "cudakit/nccl/flight_recorder.hpp"
+#include "cudakit/nccl/registered_segment.hpp"
 #include "cudakit/nccl/store.hpp"
+#include "cudakit/nccl/validation.hpp"
 
 namespace cudakit::nccl::detail {
+
+class SegmentRegistrations;
 
 using Clock = std::chrono::steady_clock;
 
@@ -56,6 +60,16 @@ struct CommunicatorState {
   [[nodiscard]] bool failed_or_aborted() const;
   // ncclCommAbort, once.
   void abort() noexcept;
+  // Whether abort() has run (the NCCL communicator is gone).
+  [[nodiscard]] bool aborted() const;
+
+  // ncclCommRegister of `bytes` at `base` (logged, nullptr, where NCCL refuses or the
+  // communicator is aborted), and its undoing; both under comm_mutex, in any thread (See Note
+  // [Registering the allocator's segments] in segment_registrations.hpp).
+  void* register_range(void* base, std::size_t bytes) noexcept;
+  void deregister_range(void* handle) noexcept;
+  // The allocator's segments registered now (none unless the options ask for it).
+  [[nodiscard]] std::vector<RegisteredSegment> registered_segments() const;
 
   ncclComm_t comm;
   const int rank;
@@ -63,6 +77,7 @@ struct CommunicatorState {
   const int device;
   const CommunicatorOptions options;
   const std::shared_ptr<Store> store;  // may be null (single-process communicators)
+  const NcclTarget target;  // what validation checks operations against
   FlightRecorder recorder;
   std::atomic<std::uint64_t> seq{0};
 
@@ -72,6 +87,9 @@ struct CommunicatorState {
 
  private:
   void watchdog_loop();
+  // ncclCommDestroy, or ncclCommAbort for a communicator NCCL has failed (See Note [Destroying a
+  // failed communicator] in communicator_state.cpp).
+  void destroy_or_abort() noexcept;
   void poll_once();
   // Publishes this rank's records and gathers the others' (bounded); the analysis' text.
   std::string exchange_flight_records();
@@ -89,6 +107,7 @@ struct CommunicatorState {
   std::condition_variable wake_;
   Clock::time_point last_dump_check_{};
   std::thread watchdog_;
+  std::unique_ptr<SegmentRegistrations> registrations_;  // set when the options ask for it
 };
 
 // The group the calling thread is inside (Group), if any: operations in it are watched from
@@ -99,9 +118,17 @@ struct GroupedOperation {
   std::string op;
   StreamRef stream;
 };
+// An operation NCCL refused inside a group: its communicator fails when the group ends.
+struct FailedOperation {
+  std::shared_ptr<CommunicatorState> state;
+  int nccl_result;
+  std::string operation;
+  std::string text;
+};
 struct GroupFrame {
   int depth = 0;
   std::vector<GroupedOperation> operations;
+  std::vector<FailedOperation> failed;
 };
 GroupFrame& group_frame() noexcept;
 

@@ -16,6 +16,28 @@ const cudakit::detail::NcclApi& loaded_nccl(const char* api);
 // Throws NcclError for a failed `result` (ncclInProgress counts as success).
 void check_nccl(ncclResult_t result, const char* api, int rank, const std::string& operation);
 
+// Note [Groups end on every path]
+// ncclGroupStart opens a group in NCCL's thread-local state; an error thrown between it and
+// ncclGroupEnd leaves it open, and every later NCCL call on that thread then joins it: inits
+// never complete and NCCL ends up refusing them ("Blocking and nonblocking communicators are
+// not allowed in the same group"). Every group cudakit opens is therefore a GroupGuard, whose
+// destructor ends it when a throw unwinds past it; Group (the program's scope) ends in its
+// destructor likewise.
+class GroupGuard {
+ public:
+  // ncclGroupStart. @throws NcclError naming `what` when NCCL refuses it (nothing is open then).
+  explicit GroupGuard(const char* what);
+  // Ends the group if end() was not called (its result ignored: this runs on error paths).
+  ~GroupGuard();
+  GroupGuard(const GroupGuard&) = delete;
+  GroupGuard& operator=(const GroupGuard&) = delete;
+  // ncclGroupEnd, once; its result for the caller to check.
+  ncclResult_t end() noexcept;
+
+ private:
+  bool open_ = false;
+};
+
 // The text NCCL gives for `result`, with ncclGetLastError's detail where there is one.
 std::string nccl_error_text(ncclResult_t result, ncclComm_t comm);
 
