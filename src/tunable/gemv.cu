@@ -580,20 +580,17 @@ bool gemv_applicable(const GemmKey& key, const Solution& solution) {
 std::vector<Solution> gemv_candidates(const GemmKey& key) {
   std::vector<Solution> all;
   const auto add = [&](GemvKernel kernel, int rows, int splits) {
-    Solution s;
-    s.kind = Solution::Kind::gemv;
-    s.gemv_kernel = kernel;
-    s.gemv_rows = rows;
-    s.gemv_splits = splits;
+    const Solution s = Solution::gemv(kernel, rows, splits);
     if (gemv_applicable(key, s)) all.push_back(s);
   };
   for (const int splits : {1, 2, 4, 8}) add(GemvKernel::split_k, 0, splits);
   // Split-K across blocks pays a second kernel (~2-3 us at these sizes): worth it only where the
-  // rows leave the SMs without enough blocks, so k4 is offered beside k1.
+  // rows leave the SMs without enough blocks (GemvMma_r32 has 128 blocks for 4096 rows), so k2
+  // and k4 are offered beside k1.
   // On CUDA cores 16-bit types need a conversion per weight and s FMAs: past s = 4 the tensor
   // cores' kernel is the one that can keep up with HBM (registers: 166-252 a thread there).
   const bool stream_fits = key.a_type == GemmDType::float32 || std::min(key.m, key.n) <= 4;
-  for (const int splits : {1, 4}) {
+  for (const int splits : {1, 2, 4}) {
     if (stream_fits) {
       add(GemvKernel::stream, 4, splits);
       add(GemvKernel::stream, 8, splits);

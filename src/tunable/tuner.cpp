@@ -31,7 +31,7 @@ namespace cudakit::tunable {
 // 2. Candidates: Default; every algorithm cuBLASLt's heuristic returns when asked for 128;
 //    enumerated ones beyond (Note [Enumerating algorithms]); cudakit's decode-size kernels where
 //    they apply (detail::gemv_candidates: Gemv_k1-k8, GemvStream_r4/r8, GemvMma_r16/r32, each at
-//    1 and 4 splits).
+//    1, 2 and 4 splits).
 // 3. Each runs once on the first copy; one that throws, or whose output is outside the
 //    tolerance of Default's (Note [GEMM tolerance]; NUMERICAL_CHECK=0 skips the comparison), is
 //    dropped.

@@ -106,14 +106,8 @@ TEST(Solution, NamesRoundTripAndBadNamesAreRefused) {
   Solution gemv;
   gemv.kind = Solution::Kind::gemv;
   gemv.gemv_splits = 8;
-  Solution stream = gemv;
-  stream.gemv_kernel = GemvKernel::stream;
-  stream.gemv_rows = 8;
-  stream.gemv_splits = 1;
-  Solution mma = gemv;
-  mma.gemv_kernel = GemvKernel::mma;
-  mma.gemv_rows = 32;
-  mma.gemv_splits = 4;
+  const Solution stream = Solution::gemv(GemvKernel::stream, 8, 1);
+  const Solution mma = Solution::gemv(GemvKernel::mma, 32, 4);
   for (const Solution& s : {Solution::default_solution(), lt, gemv, stream, mma}) {
     EXPECT_EQ(Solution::parse(s.name()), s);
   }

@@ -48,6 +48,15 @@ struct Solution {
 
   bool operator==(const Solution&) const = default;
   [[nodiscard]] static Solution default_solution() { return {}; }
+  // A Kind::gemv solution (rows 0 for GemvKernel::split_k).
+  [[nodiscard]] static Solution gemv(GemvKernel kernel, int rows, int splits) {
+    Solution s;
+    s.kind = Kind::gemv;
+    s.gemv_kernel = kernel;
+    s.gemv_rows = rows;
+    s.gemv_splits = splits;
+    return s;
+  }
   [[nodiscard]] std::string name() const;
   // @throws InvalidArgumentError naming the text and what is wrong with it.
   [[nodiscard]] static Solution parse(std::string_view text);
