@@ -150,6 +150,7 @@ TEST(GemmKey, Fp8KeysMeetCublasltsAlignmentAndOutputRules) {
   };
   GemmKey odd_k = fp8;
   odd_k.k = 4104;  // a multiple of 8, not of 16
+  odd_k.lda = odd_k.ldb = 4112;
   EXPECT_NE(refusal(odd_k).find("k to be a multiple of 16 (k is 4104)"), std::string::npos) << refusal(odd_k);
   GemmKey odd_m = fp8;
   odd_m.c_type = GemmDType::bfloat16;
