@@ -109,7 +109,8 @@ void fill_random(void* data, GemmDType dtype, std::size_t count, std::uint64_t s
                 dtype, count, seed);
 }
 
-__device__ const float kUnitScale = 1.0f;
+// Not const: a const namespace-scope variable may have no symbol to take the address of.
+__device__ float kUnitScale = 1.0f;
 
 const float* device_unit_scale() {
   void* address = nullptr;
