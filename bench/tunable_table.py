@@ -2,7 +2,8 @@
 """The TunableOp table from tunable_bench's and torch_tunable_bench.py's JSON lines (one file):
 TFLOP/s of cuBLAS default, cuBLASLt's first heuristic choice and cudakit's tuned solution, the
 ratios tuned/default and tuned/heuristic, torch.matmul with and without its TunableOp, the
-decode-style shapes' fraction of the bandwidth bound, the tuning time; then the geometric means
+decode-style shapes' fraction of the bandwidth bound (peak: 2 x memory clock x bus width) and of the
+measured device-to-device copy bandwidth, the tuning time; then the geometric means
 and the targets (tuned >= 0.99x default on every shape, geomean >= 1.20x over default and >= 1.03x
 over the heuristic's first, decode >= 80% of the bound, tuning <= 2 s a shape).
 
@@ -27,10 +28,10 @@ def main():
         elif row.get('bench') == 'tunable' and row.get('impl') == 'torch':
             torch_rows[row['shape']] = row
     print(f"| {'shape':34} | default | heur. 1st | tuned | tuned/default | tuned/heur. | torch | torch TunableOp | "
-          f"tuned/torch | bound % | tuning ms | solution |")
-    print('|' + '---|' * 12)
+          f"tuned/torch | bound % | copy % | tuning ms | solution |")
+    print('|' + '---|' * 13)
     logs = {'default': [], 'heuristic': [], 'torch': []}
-    worst, decode_fractions = 1e9, []
+    worst, decode_fractions, copy_fractions = 1e9, [], []
     for name, r in ours.items():
         t = torch_rows.get(name, {})
         vs_default = r['default_ms'] / r['tuned_ms']
@@ -45,10 +46,14 @@ def main():
         bound = r.get('tuned_fraction_of_peak_bandwidth')
         if bound is not None:
             decode_fractions.append(bound)
+        copy = r.get('tuned_fraction_of_copy_bandwidth')
+        if copy is not None:
+            copy_fractions.append(copy)
         fmt = lambda v, spec='.1f': format(v, spec) if isinstance(v, (int, float)) else '-'
         print(f"| {name:34} | {r['default_tflops']:7.1f} | {r['heuristic_tflops']:9.1f} | {r['tuned_tflops']:5.1f} | "
               f"{vs_default:13.2f} | {vs_heuristic:11.2f} | {fmt(torch_tf)} | {fmt(t.get('tunableop_tflops'))} | "
               f"{fmt(vs_torch, '.2f')} | {fmt(bound * 100 if bound is not None else None, '.0f')} | "
+              f"{fmt(copy * 100 if copy is not None else None, '.0f')} | "
               f"{r['tuning_ms']:.0f} | {r['tuned_solution']} |")
     geo = {k: math.exp(sum(v) / len(v)) if v else float('nan') for k, v in logs.items()}
     print()
@@ -56,7 +61,8 @@ def main():
           f"(target >= 1.03), tuned/torch.matmul {geo['torch']:.3f}; worst tuned/default {worst:.3f} (target >= 0.99)")
     if decode_fractions:
         print(f"decode shapes: {min(decode_fractions) * 100:.0f}% to {max(decode_fractions) * 100:.0f}% of the "
-              f"peak-bandwidth bound (target >= 80%)")
+              f"peak-bandwidth bound (target >= 80%), {min(copy_fractions) * 100:.0f}% to "
+              f"{max(copy_fractions) * 100:.0f}% of the measured copy bandwidth")
     if summary:
         print(f"tuning at most {summary['max_tuning_ms']:.0f} ms a shape (target <= 2000); host time of a tuned call "
               f"{summary['tuned_call_host_us']:.2f} us vs cublasGemmEx {summary['cublas_call_host_us']:.2f} us "

@@ -13,6 +13,7 @@
 #include "cudakit/core/current_stream.hpp"
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/device.hpp"
+#include "cudakit/core/cublas_error.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/tensor/blas_handle.hpp"
@@ -192,10 +193,8 @@ cublasHandle_t current_blas_handle() { return detail::cublas_handle(current_stre
 
 namespace detail {
 
-void check_cublas(cublasStatus_t status, const char* api) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    throw CudaError(cudaErrorUnknown, api, std::string("cuBLAS: ") + cublasGetStatusString(status));
-  }
+void check_cublas(cublasStatus_t status, const char* api, std::source_location location) {
+  if (status != CUBLAS_STATUS_SUCCESS) throw CublasError(status, api, {}, location);
 }
 
 cublasHandle_t cublas_handle(StreamRef stream) {

@@ -109,6 +109,15 @@ void fill_random(void* data, GemmDType dtype, std::size_t count, std::uint64_t s
                 dtype, count, seed);
 }
 
+// Not const: a const namespace-scope variable may have no symbol to take the address of.
+__device__ float kUnitScale = 1.0f;
+
+const float* device_unit_scale() {
+  void* address = nullptr;
+  CUDAKIT_CHECK_CUDA(cudaGetSymbolAddress(&address, kUnitScale));
+  return static_cast<const float*>(address);
+}
+
 void fill_value(void* data, GemmDType dtype, std::size_t count, float value, StreamRef stream) {
   if (count == 0) return;
   launch_kernel("tunable.fill_value", fill_value_kernel, {dim3(blocks_for(count)), dim3(kThreads)}, stream, data,

@@ -236,7 +236,7 @@ Plan make_plan(const GemmKey& key, const Solution& solution) {
       if (!plan.algo) refuse("cublasLtMatmulAlgoCheck rejects this configuration here");
       break;
     case Solution::Kind::gemv:
-      if (!gemv_applicable(key)) refuse("the GEMV kernel does not handle this shape or layout");
+      if (!gemv_applicable(key, solution)) refuse("this GEMV kernel does not handle this shape, layout or dtype");
       break;
   }
   return plan;
@@ -259,7 +259,7 @@ void run_plan(Plan& plan, const GemmArgs& args, StreamRef stream) {
     case Solution::Kind::gemv: {
       const GemvProblem p = gemv_problem(key, args.a, args.b, args.c, args.bias, args.alpha, args.beta);
       DeviceBuffer workspace(gemv_workspace_bytes(p, plan.solution.gemv_splits), stream);
-      launch_gemv(p, plan.solution.gemv_splits, workspace.get(), stream);
+      launch_gemv(p, plan.solution, workspace.get(), stream);
       return;
     }
   }

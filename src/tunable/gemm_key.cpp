@@ -257,13 +257,26 @@ void GemmKey::validate(const char* api) const {
     if (a_type == GemmDType::float8_e5m2 && b_type == GemmDType::float8_e5m2) {
       fail("cuBLASLt has no e5m2 x e5m2 FP8 GEMM (one input must be e4m3)");
     }
-    if (c_type == GemmDType::float64) fail("a float8 GEMM writes float32, float16 or bfloat16");
+    if (c_type == GemmDType::float64 || is_float8(c_type)) {
+      // A float8 D needs a D scale and an amax pointer, which ScaledGemm's arguments do not have.
+      fail("a float8 GEMM writes float32, float16 or bfloat16");
+    }
     // See Note [FP8 layouts].
     if (transa != 't' || transb != 'n') {
       fail("cuBLASLt's FP8 GEMMs on Hopper need the TN layout (transa = t, transb = n: A and B "
            "both K-major); transpose the operands in memory, or swap them and compute C^T");
     }
     if (lda % 16 != 0 || ldb % 16 != 0) fail("FP8 GEMMs need lda and ldb that are multiples of 16");
+    if (k % 16 != 0) fail(cudakit::detail::concat("FP8 GEMMs need k to be a multiple of 16 (k is ", k, ")"));
+    const std::int64_t c_size = static_cast<std::int64_t>(element_size(c_type));
+    if ((m * c_size) % 16 != 0 || (ldc * c_size) % 16 != 0) {
+      fail(cudakit::detail::concat("FP8 GEMMs need m and ldc to be multiples of 16 bytes of the output (", 16 / c_size,
+                                   " ", torch_type_name(c_type), " elements; m is ", m, ", ldc ", ldc, ")"));
+    }
+    if (alignment < 16) {
+      fail(cudakit::detail::concat("FP8 GEMMs need 16-byte-aligned A, B and C (their alignment class is ", alignment,
+                                   " bytes)"));
+    }
   } else if (c_type != a_type || b_type != a_type) {
     fail("A, B and C must have one dtype (except in ScaledGemm)");
   }

@@ -8,7 +8,9 @@
 #include <unordered_map>
 
 #include "cudakit/core/device.hpp"
+#include "cudakit/core/cublas_error.hpp"
 #include "cudakit/core/error.hpp"
+#include "tunable/detail/check_kernels.hpp"
 #include "tunable/detail/lt_types.hpp"
 
 namespace cudakit::tunable::detail {
@@ -16,16 +18,24 @@ namespace cudakit::tunable::detail {
 // Note [FP8 layouts]
 // cuBLASLt's FP8 GEMMs on Hopper (sm_90) take only the "TN" layout: A transposed and B not, in
 // cuBLAS's column-major terms, i.e. both operands K-major in memory (torch's _scaled_mm has the
-// same rule: its second operand must be column-major). Keys are checked for it before any
-// descriptor is made (GemmKey::validate), with an error that says how to get there (transpose an
-// operand in memory, or swap A and B and compute C^T). Leading dimensions must be multiples of 16
-// bytes, and the scales are device pointers to one float each (per-tensor scaling): D = scale_a *
-// scale_b * alpha * A B + beta C.
+// same rule: its second operand must be column-major). cuBLAS's documentation lists the other
+// conditions: compute type CUBLAS_COMPUTE_32F and scale type CUDA_R_32F (lt_types), the Tensor
+// Core Usage alignment (16-byte-aligned pointers; k, lda, ldb, and m and ldc in bytes of the
+// output, multiples of 16), e4m3 x e4m3 or either mixed with e5m2 (not e5m2 x e5m2), and C of
+// D's type for a bfloat16, float16 or float32 D (a float8 D would need a D scale and amax, which
+// ScaledGemm does not carry). Keys are checked for all of it before any descriptor is made
+// (GemmKey::validate), with an error naming the value and how to get there (transpose an
+// operand in memory, or swap A and B and compute C^T), so an invalid request never reaches
+// cuBLASLt. The scales are device pointers to one float each (per-tensor scaling): D = scale_a *
+// scale_b * alpha * A B + beta C. They are part of the problem cuBLASLt plans for: the descriptor
+// has scale pointers from the start (a device 1.0f until set_pointers gives the call's), so that
+// the heuristic, cublasLtMatmulAlgoCheck and the call see the same scaled problem; the first H200
+// run (7678fb6) asked the heuristic without them and cublasLtMatmul then answered
+// CUBLAS_STATUS_NOT_SUPPORTED for the scaled call. Fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM)
+// stays off, as torch's _scaled_mm default: its partial sums are not promoted to float32 as often.
 
-void check_cublaslt(cublasStatus_t status, const char* api) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    throw CudaError(cudaErrorUnknown, api, std::string("cuBLASLt: ") + cublasGetStatusString(status));
-  }
+void check_cublaslt(cublasStatus_t status, const char* api, std::source_location location) {
+  if (status != CUBLAS_STATUS_SUCCESS) throw CublasError(status, api, "cuBLASLt", location);
 }
 
 cublasLtHandle_t lt_handle() {
@@ -166,6 +176,12 @@ LtDescriptors::LtDescriptors(const GemmKey& key) : key_(key) {
     const cublasOperation_t tb = key.transb == 't' ? CUBLAS_OP_T : CUBLAS_OP_N;
     set_desc(op, CUBLASLT_MATMUL_DESC_TRANSA, ta);
     set_desc(op, CUBLASLT_MATMUL_DESC_TRANSB, tb);
+    if (key.op == GemmOp::scaled_gemm) {
+      // See Note [FP8 layouts]: the scaled problem from the start.
+      scale_a_ = scale_b_ = device_unit_scale();
+      set_desc(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scale_a_));
+      set_desc(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scale_b_));
+    }
     if (key.epilogue != Epilogue::none) {
       set_desc(op, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(key.epilogue));
       if (has_bias(key.epilogue)) set_desc(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, t.c);
@@ -343,7 +359,7 @@ std::optional<LtAlgo> algo_from_config(const LtDescriptors& d, const LtAlgoConfi
     set_config(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<std::uint32_t>(config.custom));
     set_config(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, static_cast<std::uint16_t>(config.inner_shape));
     set_config(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, static_cast<std::uint16_t>(config.cluster_shape));
-  } catch (const CudaError&) {
+  } catch (const CublasError&) {
     return std::nullopt;  // a value this cuBLASLt does not know
   }
   const std::optional<cublasLtMatmulHeuristicResult_t> result = check_algo(d, algo);

@@ -1,6 +1,7 @@
 #include "cudakit/tunable/solution.hpp"
 
 #include <charconv>
+#include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
@@ -10,7 +11,13 @@ namespace cudakit::tunable {
 std::string Solution::name() const {
   switch (kind) {
     case Kind::default_: return "Default";
-    case Kind::gemv: return cudakit::detail::concat("Gemv_k", gemv_splits);
+    case Kind::gemv:
+      switch (gemv_kernel) {
+        case GemvKernel::stream: return cudakit::detail::concat("GemvStream_r", gemv_rows, "_k", gemv_splits);
+        case GemvKernel::mma: return cudakit::detail::concat("GemvMma_r", gemv_rows, "_k", gemv_splits);
+        case GemvKernel::split_k: break;
+      }
+      return cudakit::detail::concat("Gemv_k", gemv_splits);
     case Kind::lt: break;
   }
   return cudakit::detail::concat("Lt_a", lt.algo_id, "_t", lt.tile, "_s", lt.stages, "_k", lt.splitk, "_r",
@@ -22,7 +29,7 @@ Solution Solution::parse(std::string_view text) {
   const auto fail = [&](std::string_view why) -> Solution {
     throw InvalidArgumentError("Solution::parse",
                                cudakit::detail::concat("solution \"", text, "\": ", why,
-                                              " (expected Default, Gemv_kN or Lt_a..._t..._s..._k..."
+                                              " (expected Default, Gemv_kN, GemvStream_rR_kN, GemvMma_rR_kN or Lt_a..._t..._s..._k..."
                                               "_r..._w..._c..._i..._g...)"));
   };
   std::string_view rest = text;
@@ -43,6 +50,17 @@ Solution Solution::parse(std::string_view text) {
   };
   Solution s;
   if (text == "Default") return s;
+  for (const auto& [prefix, kernel] : {std::pair{std::string_view("GemvStream_"), GemvKernel::stream},
+                                       std::pair{std::string_view("GemvMma_"), GemvKernel::mma}}) {
+    if (text.substr(0, prefix.size()) != prefix) continue;
+    rest.remove_prefix(prefix.size());
+    s.kind = Kind::gemv;
+    s.gemv_kernel = kernel;
+    if (!field('r', true, 1, s.gemv_rows) || !field('k', false, 1, s.gemv_splits) || !rest.empty()) {
+      return fail("a malformed Gemv solution");
+    }
+    return s;
+  }
   if (text.substr(0, 5) == "Gemv_") {
     rest.remove_prefix(5);
     s.kind = Kind::gemv;

@@ -29,8 +29,9 @@ namespace cudakit::tunable {
 //    exceed the L2 cache twice (ROTATING_BUFFER_SIZE to choose another size): each run reads its
 //    inputs from HBM, as in a model where other layers' data has evicted them.
 // 2. Candidates: Default; every algorithm cuBLASLt's heuristic returns when asked for 128;
-//    enumerated ones beyond (Note [Enumerating algorithms]); cudakit's GEMV at 1, 2, 4 and 8
-//    splits where it applies.
+//    enumerated ones beyond (Note [Enumerating algorithms]); cudakit's decode-size kernels where
+//    they apply (detail::gemv_candidates: Gemv_k1-k8, GemvStream_r4/r8, GemvMma_r16/r32, each at
+//    1, 2 and 4 splits).
 // 3. Each runs once on the first copy; one that throws, or whose output is outside the
 //    tolerance of Default's (Note [GEMM tolerance]; NUMERICAL_CHECK=0 skips the comparison), is
 //    dropped.
@@ -211,14 +212,9 @@ TuningReport tune(const GemmKey& key, OptionalStream stream_arg) {
       (void)add_lt(algo);
     }
   }
-  if (detail::gemv_applicable(key)) {
-    for (const int splits : {1, 2, 4, 8}) {
-      Solution s;
-      s.kind = Solution::Kind::gemv;
-      s.gemv_splits = splits;
-      solutions.push_back(s);
-      plans.push_back(detail::make_plan(key, s));
-    }
+  for (const Solution& s : detail::gemv_candidates(key)) {
+    solutions.push_back(s);
+    plans.push_back(detail::make_plan(key, s));
   }
 
   // The numerical check (and a first run of each).

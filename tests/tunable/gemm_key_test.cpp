@@ -129,6 +129,42 @@ TEST(GemmKey, Fp8KeysMustBeTn) {
   EXPECT_THROW(both_e5m2.validate("test"), InvalidArgumentError);
 }
 
+// What cuBLAS's documentation requires of FP8 GEMMs is checked before cuBLASLt is called, each
+// refusal naming the value (Note [FP8 layouts]).
+TEST(GemmKey, Fp8KeysMeetCublasltsAlignmentAndOutputRules) {
+  GemmKey fp8 = bf16_decode();
+  fp8.op = GemmOp::scaled_gemm;
+  fp8.a_type = GemmDType::float8_e4m3;
+  fp8.b_type = GemmDType::float8_e5m2;
+  for (const GemmDType out : {GemmDType::bfloat16, GemmDType::float16, GemmDType::float32}) {
+    fp8.c_type = out;
+    fp8.validate("test");  // valid: TN, k and every dimension 16-byte multiples, aligned
+  }
+  const auto refusal = [](GemmKey key) -> std::string {
+    try {
+      key.validate("test");
+    } catch (const InvalidArgumentError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  GemmKey odd_k = fp8;
+  odd_k.k = 4104;  // a multiple of 8, not of 16
+  odd_k.lda = odd_k.ldb = 4112;
+  EXPECT_NE(refusal(odd_k).find("k to be a multiple of 16 (k is 4104)"), std::string::npos) << refusal(odd_k);
+  GemmKey odd_m = fp8;
+  odd_m.c_type = GemmDType::bfloat16;
+  odd_m.m = odd_m.ldc = 4092;  // 8184 bytes of bfloat16
+  EXPECT_NE(refusal(odd_m).find("m and ldc to be multiples of 16 bytes"), std::string::npos) << refusal(odd_m);
+  GemmKey fp8_out = fp8;
+  fp8_out.c_type = GemmDType::float8_e4m3;
+  EXPECT_NE(refusal(fp8_out).find("writes float32, float16 or bfloat16"), std::string::npos) << refusal(fp8_out);
+  GemmKey unaligned = fp8;
+  unaligned.alignment = 8;
+  EXPECT_NE(refusal(unaligned).find("16-byte-aligned A, B and C (their alignment class is 8"), std::string::npos)
+      << refusal(unaligned);
+}
+
 TEST(GemmKey, ValidateRefusesMixedRulesOfOperations) {
   GemmKey epilogue_without_op = bf16_decode();
   epilogue_without_op.epilogue = Epilogue::relu;

@@ -106,10 +106,18 @@ TEST(Solution, NamesRoundTripAndBadNamesAreRefused) {
   Solution gemv;
   gemv.kind = Solution::Kind::gemv;
   gemv.gemv_splits = 8;
-  for (const Solution& s : {Solution::default_solution(), lt, gemv}) EXPECT_EQ(Solution::parse(s.name()), s);
+  const Solution stream = Solution::gemv(GemvKernel::stream, 8, 1);
+  const Solution mma = Solution::gemv(GemvKernel::mma, 32, 4);
+  for (const Solution& s : {Solution::default_solution(), lt, gemv, stream, mma}) {
+    EXPECT_EQ(Solution::parse(s.name()), s);
+  }
   EXPECT_EQ(lt.name(), "Lt_a31_t21_s16_k2_r1_w1_c0_i0_g7");
+  EXPECT_EQ(gemv.name(), "Gemv_k8");  // the name results files of earlier versions hold
+  EXPECT_EQ(stream.name(), "GemvStream_r8_k1");
+  EXPECT_EQ(mma.name(), "GemvMma_r32_k4");
   for (const char* bad : {"", "default", "Gemv_k0", "Gemv_k", "Lt_a1_t2", "Lt_a1_t2_s3_k0_r0_w0_c0_i0_g0",
-                          "Lt_a1_t2_s3_k1_r0_w0_c0_i0_g0_", "Hipblaslt_1234"}) {
+                          "Lt_a1_t2_s3_k1_r0_w0_c0_i0_g0_", "Hipblaslt_1234", "GemvStream_k1", "GemvStream_r0_k1",
+                          "GemvMma_r16", "GemvMma_r16_k0", "GemvMma_r16_k1_", "Gemv_r8_k1"}) {
     EXPECT_THROW((void)Solution::parse(bad), InvalidArgumentError) << bad;
   }
 }

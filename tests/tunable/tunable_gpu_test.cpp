@@ -24,6 +24,7 @@
 #include "cudakit/tunable/tolerance.hpp"
 #include "cudakit/tunable/tunable.hpp"
 #include "support/gpu_test.hpp"
+#include "tunable/detail/gemv.hpp"
 
 namespace {
 
@@ -165,11 +166,11 @@ struct Problem {
     g.alpha = alpha;
     return g;
   }
-  double worst() const {
+  std::vector<double> expected() const {
     const double scale = key.op == GemmOp::scaled_gemm ? 2.0 : 1.0;
-    return worst_ratio(key, c.to_vector<double>(),
-                       reference(key, a.values, b.values, bias.t.defined() ? &bias.values : nullptr, alpha, scale));
+    return reference(key, a.values, b.values, bias.t.defined() ? &bias.values : nullptr, alpha, scale);
   }
+  double worst() const { return worst_ratio(key, c.to_vector<double>(), expected()); }
 };
 
 GemmKey plain(GemmDType t, char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -269,6 +270,112 @@ TEST_F(TunableGpu, GemvHandlesSmallMWithBAsTheBigOperand) {
   }
 }
 
+// Every decode-size kernel variant there is (not only those the tuner offers): each kernel,
+// rows-per-block and split count, 2 and 3 splits included (a split count that does not divide k).
+std::vector<Solution> every_gemv_solution() {
+  std::vector<Solution> all;
+  for (const int splits : {1, 2, 3, 4, 8}) {
+    all.push_back(Solution::gemv(GemvKernel::split_k, 0, splits));
+    for (const int rows : {4, 8}) all.push_back(Solution::gemv(GemvKernel::stream, rows, splits));
+    for (const int rows : {16, 32}) all.push_back(Solution::gemv(GemvKernel::mma, rows, splits));
+  }
+  return all;
+}
+
+// The big operand A (transa = t, n = s <= 16) or B (transb = n, m = s), the small one in either
+// layout, with `rows` rows of length k.
+GemmKey decode_key(GemmDType t, bool a_big, char small_trans, std::int64_t rows, std::int64_t s, std::int64_t k) {
+  return a_big ? plain(t, 't', small_trans, rows, s, k) : plain(t, small_trans, 'n', s, rows, k);
+}
+
+// Runs every applicable GEMV variant on `p` against the host reference; returns how many ran.
+int check_every_gemv(Problem& p) {
+  const std::vector<double> want = p.expected();
+  const GemmKey full = complete_key(p.args());
+  int ran = 0;
+  for (const Solution& s : every_gemv_solution()) {
+    if (!tunable::detail::gemv_applicable(full, s)) continue;
+    SCOPED_TRACE(s.name());
+    p.c.zero_();
+    gemm_with_solution(p.args(), s);
+    EXPECT_LE(worst_ratio(p.key, p.c.to_vector<double>(), want), 1.0);
+    ++ran;
+  }
+  return ran;
+}
+
+TEST_F(TunableGpu, EveryDecodeKernelMatchesTheReferenceInEveryDtypeLayoutAndWidth) {
+  // Rows not a multiple of 16 or 32 (the last block's rows are clamped); k = 1000: 16-byte rows
+  // with a partial last chunk; k = 1003: rows that are not 16-byte aligned (the element path).
+  struct Size {
+    std::int64_t rows, k;
+  };
+  for (const GemmDType t : {GemmDType::bfloat16, GemmDType::float16, GemmDType::float32}) {
+    for (std::int64_t s = 1; s <= 16; ++s) {
+      if (t != GemmDType::bfloat16 && s != 1 && s != 3 && s != 4 && s != 8 && s != 9 && s != 16) continue;
+      for (const bool a_big : {true, false}) {
+        for (const char small_trans : {'n', 't'}) {
+          for (const Size size : {Size{203, 1000}, Size{45, 1003}}) {
+            const GemmKey key = decode_key(t, a_big, small_trans, size.rows, s, size.k);
+            SCOPED_TRACE(key.op_name() + " " + key.signature());
+            Problem p(key, static_cast<unsigned>(s));
+            p.alpha = 0.5;
+            // GemvStream_r4 and (16-bit) GemvMma at every split count at least; Gemv_k only
+            // for 16-byte rows, GemvStream_r8 only up to s = 8.
+            EXPECT_GE(check_every_gemv(p), t == GemmDType::float32 ? 5 : 15);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(TunableGpu, DecodeKernelsHandleBatchesAndOffsetPointers) {
+  for (const GemmDType t : {GemmDType::bfloat16, GemmDType::float16, GemmDType::float32}) {
+    GemmKey key = plain(t, 't', 'n', 300, 5, 512);
+    key.op = GemmOp::gemm_strided_batched;
+    key.batch = 3;
+    key.stride_a = 300 * 512 + 8;
+    key.stride_b = 0;  // one small operand for every batch
+    key.stride_c = 300 * 5;
+    SCOPED_TRACE(key.op_name());
+    Problem p(key, 7);
+    EXPECT_GE(check_every_gemv(p), t == GemmDType::float32 ? 15 : 25);
+    // A pointer one element past an allocation's start: 2- or 4-byte aligned, the element path.
+    GemmKey one = plain(t, 't', 'n', 130, 3, 256);
+    Problem q(one, 9);
+    const std::size_t size = element_size(t);
+    Tensor shifted = tensor::zeros({static_cast<std::int64_t>(q.a.values.size() + 1)}, {q.a.t.dtype(), Device::cuda()});
+    CUDAKIT_CHECK_CUDA(cudaMemcpy(static_cast<char*>(shifted.data_ptr()) + size, q.a.t.data_ptr(),
+                                  q.a.values.size() * size, cudaMemcpyDeviceToDevice));
+    GemmArgs g = q.args();
+    g.a = static_cast<const char*>(shifted.data_ptr()) + size;
+    EXPECT_LT(complete_key(g).alignment, 16);
+    const std::vector<double> want = q.expected();
+    for (const Solution& s : every_gemv_solution()) {
+      if (!tunable::detail::gemv_applicable(complete_key(g), s)) continue;
+      SCOPED_TRACE(s.name());
+      q.c.zero_();
+      gemm_with_solution(g, s);
+      EXPECT_LE(worst_ratio(one, q.c.to_vector<double>(), want), 1.0);
+    }
+  }
+}
+
+TEST_F(TunableGpu, DecodeKernelsAreBitwiseReproducible) {
+  GemmKey key = plain(GemmDType::bfloat16, 't', 'n', 4096, 16, 4096);
+  Problem p(key, 11);
+  for (const Solution& s : every_gemv_solution()) {
+    if (!tunable::detail::gemv_applicable(complete_key(p.args()), s)) continue;
+    SCOPED_TRACE(s.name());
+    p.c.zero_();
+    gemm_with_solution(p.args(), s);
+    const std::vector<double> first = p.c.to_vector<double>();
+    for (int i = 0; i < 3; ++i) gemm_with_solution(p.args(), s);
+    EXPECT_EQ(p.c.to_vector<double>(), first);
+  }
+}
+
 TEST_F(TunableGpu, StridedBatchedMatchesTheReference) {
   GemmKey key = plain(GemmDType::bfloat16, 'n', 't', 64, 48, 128);
   key.op = GemmOp::gemm_strided_batched;
@@ -294,34 +401,50 @@ TEST_F(TunableGpu, EpiloguesMatchTheReference) {
     GemmKey decode = key;
     decode.n = 4;
     Problem q(decode);
-    Solution gemv;
-    gemv.kind = Solution::Kind::gemv;
-    gemv.gemv_splits = 2;
-    gemm_with_solution(q.args(), gemv);
-    EXPECT_LE(q.worst(), 1.0);
+    EXPECT_GE(check_every_gemv(q), 25);
   }
 }
 
 TEST_F(TunableGpu, ScaledFp8MatchesTheReferenceAndNeedsTn) {
   if (get_device_capability().first < 9) GTEST_SKIP() << "FP8 GEMMs need compute capability 8.9+ (Hopper here)";
-  for (const GemmDType out : {GemmDType::bfloat16, GemmDType::float32}) {
-    GemmKey key = plain(GemmDType::float8_e4m3, 't', 'n', 128, 64, 64);
-    key.op = GemmOp::scaled_gemm;
-    key.b_type = GemmDType::float8_e5m2;
-    key.c_type = out;
-    Problem p(key);
-    gemm(p.args());
-    EXPECT_LE(p.worst(), 1.0) << key.op_name();
+  for (const GemmDType out : {GemmDType::bfloat16, GemmDType::float16, GemmDType::float32}) {
+    for (const GemmDType b : {GemmDType::float8_e5m2, GemmDType::float8_e4m3}) {
+      GemmKey key = plain(GemmDType::float8_e4m3, 't', 'n', 128, 64, 64);
+      key.op = GemmOp::scaled_gemm;
+      key.b_type = b;
+      key.c_type = out;
+      SCOPED_TRACE(key.op_name());
+      Problem p(key);
+      gemm(p.args());  // tuned: Default and every cuBLASLt candidate with the scales set
+      EXPECT_LE(p.worst(), 1.0);
+      // Every candidate the tuning kept runs with the call's scales.
+      const TuningReport report = tune(complete_key(p.args()));
+      for (const Solution& s : report.candidates) {
+        SCOPED_TRACE(s.name());
+        p.c.zero_();
+        gemm_with_solution(p.args(), s);
+        EXPECT_LE(p.worst(), 1.0);
+      }
+    }
   }
+  // Refused before cuBLASLt is called, naming what is wrong.
+  const auto refusal = [](const GemmKey& key) -> std::string {
+    Problem p(key);
+    try {
+      gemm(p.args());
+    } catch (const InvalidArgumentError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  GemmKey odd_k = plain(GemmDType::float8_e4m3, 't', 'n', 128, 64, 72);
+  odd_k.op = GemmOp::scaled_gemm;
+  odd_k.c_type = GemmDType::bfloat16;
+  odd_k.lda = odd_k.ldb = 80;  // 16-byte leading dimensions: only k is wrong
+  EXPECT_NE(refusal(odd_k).find("k to be a multiple of 16"), std::string::npos) << refusal(odd_k);
   GemmKey nn = plain(GemmDType::float8_e4m3, 'n', 'n', 128, 64, 64);
   nn.op = GemmOp::scaled_gemm;
-  Problem p(nn);
-  try {
-    gemm(p.args());
-    FAIL() << "an NN FP8 GEMM was accepted";
-  } catch (const InvalidArgumentError& e) {
-    EXPECT_NE(std::string(e.what()).find("TN layout"), std::string::npos) << e.what();
-  }
+  EXPECT_NE(refusal(nn).find("TN layout"), std::string::npos) << refusal(nn);
 }
 
 TEST_F(TunableGpu, ResultsRoundTripThroughAFile) {

@@ -40,7 +40,7 @@ struct GemmArgs {
 // (or while the stream is capturing a graph) Default, recording the key as untuned when
 // record_untuned is on.
 // @throws InvalidArgumentError for an invalid key (naming the field) or missing pointers;
-// CudaError when cuBLAS fails.
+// CublasError (status() the cublasStatus_t) when cuBLAS or cuBLASLt fails.
 void gemm(const GemmArgs& args, OptionalStream stream = {});
 
 // Runs one named solution, without tuning or looking anything up (tests, benchmarks).

@@ -4,7 +4,10 @@
 //   Default                                   cuBLAS's own choice (see gemm.hpp)
 //   Lt_a{algo}_t{tile}_s{stages}_k{splitk}_r{reduction}_w{swizzle}_c{custom}_i{inner}_g{cluster}
 //                                             one cuBLASLt algorithm, by its configuration
-//   Gemv_k{splits}                            cudakit's memory-bound kernel for m or n <= 16
+//   Gemv_k{splits}                            cudakit's first memory-bound kernel for m or n <= 16
+//   GemvStream_r{rows}_k{splits}              the streaming CUDA-core kernel, `rows` rows a block
+//   GemvMma_r{rows}_k{splits}                 the tensor-core (mma.sync) kernel, 16-bit types
+//                                             (See Note [Decode GEMMs] in src/tunable/gemv.cu)
 // A cuBLASLt algorithm is written by its configuration attributes (CUBLASLT_ALGO_CONFIG_*), not by
 // its opaque bytes: cublasLtMatmulAlgoInit plus these attributes rebuild it in another process,
 // and cublasLtMatmulAlgoCheck says whether it still runs there.
@@ -28,14 +31,32 @@ struct LtAlgoConfig {
   bool operator==(const LtAlgoConfig&) const = default;
 };
 
+// Which of cudakit's decode-size kernels a Kind::gemv solution runs.
+enum class GemvKernel : std::uint8_t {
+  split_k,  // Gemv_k: shared-memory staging, split-K across blocks
+  stream,   // GemvStream: R rows a block, k split across the block's warps
+  mma,      // GemvMma: 16 or 32 rows a block on tensor cores, k split across the block's warps
+};
+
 struct Solution {
   enum class Kind : std::uint8_t { default_, lt, gemv };
   Kind kind = Kind::default_;
   LtAlgoConfig lt;      // Kind::lt
-  int gemv_splits = 1;  // Kind::gemv: how many parts k is split into (1, 2, 4, ...)
+  int gemv_splits = 1;  // Kind::gemv: how many parts k is split into across blocks (1, 2, 4, ...)
+  GemvKernel gemv_kernel = GemvKernel::split_k;
+  int gemv_rows = 0;    // GemvStream / GemvMma: rows of the big operand a block owns (0 for Gemv_k)
 
   bool operator==(const Solution&) const = default;
   [[nodiscard]] static Solution default_solution() { return {}; }
+  // A Kind::gemv solution (rows 0 for GemvKernel::split_k).
+  [[nodiscard]] static Solution gemv(GemvKernel kernel, int rows, int splits) {
+    Solution s;
+    s.kind = Kind::gemv;
+    s.gemv_kernel = kernel;
+    s.gemv_rows = rows;
+    s.gemv_splits = splits;
+    return s;
+  }
   [[nodiscard]] std::string name() const;
   // @throws InvalidArgumentError naming the text and what is wrong with it.
   [[nodiscard]] static Solution parse(std::string_view text);

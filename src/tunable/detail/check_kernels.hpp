@@ -14,6 +14,9 @@ namespace cudakit::tunable::detail {
 // `count` elements of `dtype` at `data`, uniform in [-1, 1] from `seed` (a counter hash: the
 // same values on every device and run).
 void fill_random(void* data, GemmDType dtype, std::size_t count, std::uint64_t seed, StreamRef stream);
+// A device float of 1.0 on the current device: a module variable, so no allocation or copy (it
+// may be asked for during a graph capture). The placeholder scale of Note [FP8 layouts].
+[[nodiscard]] const float* device_unit_scale();
 // `count` elements of `dtype` set to `value`.
 void fill_value(void* data, GemmDType dtype, std::size_t count, float value, StreamRef stream);
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <vector>
 
 #include "cudakit/core/stream_ref.hpp"
@@ -15,8 +16,9 @@
 
 namespace cudakit::tunable::detail {
 
-// @throws CudaError naming `api` unless `status` is success.
-void check_cublaslt(cublasStatus_t status, const char* api);
+// @throws CublasError (status() the cublasStatus_t) naming `api` unless `status` is success.
+void check_cublaslt(cublasStatus_t status, const char* api,
+                    std::source_location location = std::source_location::current());
 
 // The calling thread's cuBLASLt handle for the current device.
 [[nodiscard]] cublasLtHandle_t lt_handle();

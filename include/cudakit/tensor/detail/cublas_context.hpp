@@ -5,12 +5,15 @@
 
 #include <cublas_v2.h>
 
+#include <source_location>
+
 #include "cudakit/core/stream_ref.hpp"
 
 namespace cudakit::tensor::detail {
 
-// @throws CudaError naming `api` when `status` is not success.
-void check_cublas(cublasStatus_t status, const char* api);
+// @throws CublasError (status() the cublasStatus_t) naming `api` when `status` is not success.
+void check_cublas(cublasStatus_t status, const char* api,
+                  std::source_location location = std::source_location::current());
 
 // The handle of (calling thread, stream's device), set to `stream` and to the workspace that
 // belongs to (thread, stream) — or, while `stream` is capturing, to that capture.
