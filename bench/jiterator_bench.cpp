@@ -379,6 +379,27 @@ int main(int argc, char** argv) {
     const double check = ssq(x).item();
     if (std::abs(check - static_cast<double>(n)) > 1e-3 * n) std::fprintf(stderr, "sum of squares of ones is %.0f, expected %lld\n", check, static_cast<long long>(n));
   }
+  // --- axpy and the copy against size (2^16 to 2^28 float32), for the performance report's plot ---
+  {
+    const jit::JitFunction axpy = jit::create_jit_fn(kAxpy, {{"alpha", 2.0f}});
+    for (int log2n = 16; log2n <= 28; log2n += 2) {
+      const std::int64_t n = std::int64_t{1} << log2n;
+      const Tensor x = ten::ones({n}, {.device = kCuda}), y = ten::ones({n}, {.device = kCuda});
+      Tensor out = ten::empty({n}, {.device = kCuda});
+      const double bytes = static_cast<double>(n) * 4;
+      const jit::JitCallOptions into_out{.out = {out}};
+      const double axpy_ms = gpu_ms(20, [&] { (void)axpy.call({x, y}, into_out); });
+      const double copy_ms = gpu_ms(20, [&] {
+        cudaMemcpyAsync(out.data_ptr(), x.data_ptr(), bytes, cudaMemcpyDeviceToDevice, nullptr);
+      });
+      for (const auto& [which, gbps] : {std::pair{"axpy_sweep_GBps", 3 * bytes / axpy_ms / 1e6},
+                                        std::pair{"copy_sweep_GBps", 2 * bytes / copy_ms / 1e6}}) {
+        std::printf("{\"bench\":\"jiterator\",\"impl\":\"cudakit\",\"case\":\"%s\",\"elements\":%lld,"
+                    "\"value\":%.6g,\"unit\":\"GB/s\"}\n",
+                    which, static_cast<long long>(n), gbps);
+      }
+    }
+  }
   std::filesystem::remove_all(dir);
   return 0;
 }

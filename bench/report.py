@@ -243,8 +243,9 @@ def area_jiterator(out, plots):
                         "copy bandwidth" if higher else None, copy if higher else None, noise=0.03))
     sweep = {}
     for r in json_lines(os.path.join(out, "jiterator.jsonl")):
-        if r.get("case") == "axpy_sweep_GBps":
-            sweep.setdefault(r["impl"], {})[r["elements"]] = r["value"]
+        if r.get("case") in ("axpy_sweep_GBps", "copy_sweep_GBps") and "elements" in r:
+            label = r["impl"] + (" copy" if r["case"].startswith("copy") else " axpy")
+            sweep.setdefault(label, {})[r["elements"]] = r["value"]
     if sweep:
         plots.append(plot_sizes(out, "jiterator_throughput", "Jiterator axpy: GB/s against size",
                                 "float32 elements", "GB/s", sweep))

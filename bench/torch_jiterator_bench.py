@@ -145,6 +145,15 @@ def main():
          nbytes / gpu_ms(10, lambda: torch.linalg.vector_norm(x) ** 2) / 1e6, "GB/s")
     emit("torch_native", "sum_of_squares_2^28_float32_of_copy",
          nbytes / gpu_ms(10, lambda: torch.linalg.vector_norm(x) ** 2) / 1e6 / copy_gbps, "ratio")
+    # axpy against size (2^16 to 2^28 float32), for the performance report's plot.
+    sweep_fn = jit(unique(AXPY, "axpy_sweep"), alpha=2.0)
+    sizes = [1 << k for k in range(16, 29, 2)]
+    for size in sizes:
+        sx, sy, so = torch.ones(size, device="cuda"), torch.ones(size, device="cuda"), torch.empty(size, device="cuda")
+        for impl, f in (("torch_jiterator", lambda: sweep_fn(sx, sy)),
+                        ("torch_native", lambda: torch.add(sy, sx, alpha=2.0, out=so))):
+            print(json.dumps({"bench": "jiterator", "impl": impl, "case": "axpy_sweep_GBps", "elements": size,
+                              "value": 3 * size * 4 / gpu_ms(20, f) / 1e6, "unit": "GB/s"}), flush=True)
     del fn, fn2
 
     try:
@@ -170,6 +179,11 @@ def main():
     ms = gpu_ms(10, lambda: ssq(bx))
     emit("cupy", "sum_of_squares_2^28_float32_GBps", nbytes / ms / 1e6, "GB/s")
     emit("cupy", "sum_of_squares_2^28_float32_of_copy", nbytes / ms / 1e6 / copy_gbps, "ratio")
+    for size in sizes:
+        sx, sy, so = cupy.ones(size, dtype=cupy.float32), cupy.ones(size, dtype=cupy.float32), cupy.empty(size, dtype=cupy.float32)
+        print(json.dumps({"bench": "jiterator", "impl": "cupy", "case": "axpy_sweep_GBps", "elements": size,
+                          "value": 3 * size * 4 / gpu_ms(20, lambda: k(sx, sy, alpha, so)) / 1e6, "unit": "GB/s"}),
+              flush=True)
 
 
 if __name__ == "__main__":
