@@ -14,9 +14,10 @@ export PATH=/usr/local/cuda/bin:$PATH
 export CCACHE_BASEDIR="$root"
 export CMAKE_GENERATOR="Unix Makefiles"
 export CMAKE_BUILD_PARALLEL_LEVEL=${CUDAKIT_JOBS:-$(nproc)}
-launcher=()
+# The compilers scripts/build.sh configures with (CMake's defaults), whatever Python was built with.
+launcher=(-Ccmake.define.CMAKE_CXX_COMPILER="$(command -v c++)")
 if command -v ccache >/dev/null && [ "${CUDAKIT_NO_CCACHE:-0}" != 1 ]; then
-  launcher=(-Ccmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache -Ccmake.define.CMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  launcher+=(-Ccmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache -Ccmake.define.CMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
 echo "== python: pip install . into $venv"
 (cd "$root" && "$venv/bin/python" -m pip install -q --no-build-isolation --no-deps \

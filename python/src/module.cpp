@@ -47,6 +47,9 @@ NB_MODULE(_cudakit, m) {
   nb::exception<cudakit::NvrtcError>(m, "NvrtcError", PyExc_RuntimeError);
   nb::exception<cudakit::StateError>(m, "StateError", PyExc_RuntimeError);
 
+  // A bound function that does nothing: the benchmark's measure of the binding's own call cost.
+  m.def("_noop", [] {});
+
   bind_core(m);
   bind_memory(m);
   bind_array(m);
