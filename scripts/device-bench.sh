@@ -15,7 +15,7 @@ fi
 T=""
 for f in "$B"/data/alloc-traces/trace_*.csv.gz; do n=$(basename "$f" .csv.gz); T="$T ${n#trace_} $f"; done
 # PARTS="alloc tunable ..." runs only those parts (tier alloc core random graphs jiterator pinned
-# tunable nvtx sanitizer gds green nccl); unset, all of them. SKIP_TIER=1 leaves out the tier.
+# tunable nvtx sanitizer gds green nccl python); unset, all of them. SKIP_TIER=1 leaves out the tier.
 part() { [ -z "${PARTS:-}" ] || [[ " $PARTS " == *" $1 "* ]]; }
 if [ "${SKIP_TIER:-0}" != 1 ] && part tier; then "$B/gpu-tier.sh" "$out/tier" 2>&1 | tail -25; fi
 if part alloc; then
@@ -141,3 +141,13 @@ if part nccl; then
   fi
 fi
 
+if part python; then
+  echo "== Python module: built here against $B/lib (python/build-on-device.sh), its pytest GPU tier, then DLPack exchange, torch.empty under cudakit's allocator and call overhead beside torch and CuPy"
+  if python/build-on-device.sh "$PWD/build-python" > "$out/python-build.log" 2>&1; then
+    (cd python/tests && PYTHONPATH="$OLDPWD/build-python" python3 -m pytest -q -rs -p no:cacheprovider . 2>&1 | tail -40) | tee "$out/python-tests.txt"
+    PYTHONPATH="$PWD/build-python" PYTHONUNBUFFERED=1 python3 python/bench/python_bench.py > "$out/python.jsonl" 2> "$out/python.err"
+    python3 python/bench/python_bench.py --table "$out/python.jsonl" | tee "$out/python.txt"
+  else
+    tail -30 "$out/python-build.log"
+  fi
+fi
