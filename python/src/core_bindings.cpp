@@ -80,7 +80,8 @@ void bind_core(nb::module_& m) {
         nb::arg("device") = nb::none());
 
   nb::class_<PyStream>(m, "Stream", "torch.cuda.Stream: a CUDA stream (owned, or a reference to one).")
-      .def(nb::init<int, int>(), nb::arg("device") = -1, nb::arg("priority") = 0)
+      .def("__init__", [](PyStream* self, DeviceIndex d, int priority) { new (self) PyStream(d.value, priority); },
+           nb::arg("device") = nb::none(), nb::arg("priority") = 0)
       .def_static("_wrap", [](std::uintptr_t handle, int device) {
             return PyStream(StreamRef(reinterpret_cast<cudaStream_t>(handle), device));
           }, nb::arg("handle"), nb::arg("device"),

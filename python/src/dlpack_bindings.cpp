@@ -130,10 +130,7 @@ void legacy_capsule_destructor(PyObject* capsule) noexcept {
 Event& ordering_event(int device) {
   thread_local std::vector<std::unique_ptr<Event>> events;
   if (device >= static_cast<int>(events.size())) events.resize(device + 1);
-  if (!events[device]) {
-    DeviceGuard on(device);
-    events[device] = std::make_unique<Event>(EventFlags{});
-  }
+  if (!events[device]) events[device] = std::make_unique<Event>(EventFlags{});  // made on first record
   return *events[device];
 }
 
@@ -171,6 +168,9 @@ void order_consumer_stream(const tensor::Tensor& t, nb::handle stream) {
   if (protocol_stream_value(producer.handle()) == protocol_stream_value(consumer)) return;
   Event& event = ordering_event(device);
   event.record(producer);
+  // The runtime reads the two special handles as the current device's default streams.
+  std::optional<DeviceGuard> on;
+  if (consumer == cudaStreamLegacy || consumer == cudaStreamPerThread) on.emplace(device);
   StreamRef(consumer, device).wait_event(event);
 }
 

@@ -22,6 +22,17 @@ def torch():
     return pytest.importorskip("torch")
 
 
+def _streams(torch):
+    """Two torch streams whose first allocation is behind them (a fresh stream's first one may
+    reach cudaMalloc, which the timing-sensitive tests must not wait on)."""
+    streams = torch.cuda.Stream(), torch.cuda.Stream()
+    for s in streams:
+        with torch.cuda.stream(s):
+            torch.ones(1, device="cuda")
+    torch.cuda.synchronize()
+    return streams
+
+
 def test_torch_reads_cudakit_memory_and_back(torch):
     a = cudakit.arange(6).reshape([2, 3])
     t = torch.from_dlpack(a)
@@ -47,7 +58,7 @@ def test_torch_keeps_cudakit_memory_alive(torch):
 
 
 def test_producer_orders_the_consumers_stream_without_a_host_sync(torch):
-    producer, consumer = torch.cuda.Stream(), torch.cuda.Stream()
+    producer, consumer = _streams(torch)
     a = cudakit.zeros([1024])
     torch.cuda.synchronize()
     with cudakit.stream(cudakit.ExternalStream(producer.cuda_stream)):
@@ -67,7 +78,7 @@ def test_producer_orders_the_consumers_stream_without_a_host_sync(torch):
 
 
 def test_stream_minus_one_asks_for_no_synchronization(torch):
-    producer, consumer = torch.cuda.Stream(), torch.cuda.Stream()
+    producer, consumer = _streams(torch)
     a = cudakit.zeros([1024])
     torch.cuda.synchronize()
     with cudakit.stream(cudakit.ExternalStream(producer.cuda_stream)):
@@ -92,7 +103,7 @@ def test_stream_values_of_the_protocol(torch):
 
 
 def test_consumer_passes_its_current_stream(torch):
-    producer, consumer = torch.cuda.Stream(), torch.cuda.Stream()
+    producer, consumer = _streams(torch)
     with torch.cuda.stream(producer):
         t = torch.zeros(1024, device="cuda")
         torch.cuda._sleep(_BUSY_CYCLES)
