@@ -41,7 +41,6 @@ from ._cudakit import (
     is_current_stream_capturing,
     manual_seed,
     manual_seed_all,
-    mem_get_info,
     ones,
     rand,
     randint,
@@ -61,26 +60,7 @@ from ._dlpack import from_dlpack
 from ._graphs import graph
 from ._streams import ExternalStream, StreamContext, stream
 from . import memory, nvtx, jiterator, tunable, profiler
-from .memory import (
-    MemPool,
-    caching_allocator_alloc,
-    caching_allocator_delete,
-    empty_cache,
-    get_allocator_backend,
-    get_per_process_memory_fraction,
-    max_memory_allocated,
-    max_memory_reserved,
-    memory_allocated,
-    memory_reserved,
-    memory_snapshot,
-    memory_stats,
-    memory_stats_as_nested_dict,
-    memory_summary,
-    reset_accumulated_memory_stats,
-    reset_peak_memory_stats,
-    set_per_process_memory_fraction,
-    use_mem_pool,
-)
+from .memory import *  # noqa: F403 (torch.cuda re-exports torch.cuda.memory the same way)
 
 __version__ = "0.1.0"
 

@@ -31,9 +31,8 @@ __all__ = [
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "reset_peak_memory_stats", "reset_accumulated_memory_stats", "empty_cache", "mem_get_info",
     "set_per_process_memory_fraction", "get_per_process_memory_fraction", "get_allocator_backend",
-    "caching_allocator_alloc", "caching_allocator_delete", "memory_snapshot", "_snapshot",
-    "_record_memory_history", "_dump_snapshot", "_set_allocator_settings",
-]
+    "caching_allocator_alloc", "caching_allocator_delete", "memory_snapshot",
+]  # and torch's private _snapshot, _record_memory_history, _dump_snapshot, _set_allocator_settings
 
 
 def memory_stats(device=None) -> dict[str, int]:

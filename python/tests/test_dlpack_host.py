@@ -192,3 +192,17 @@ def test_legacy_producers_are_asked_again_without_max_version():
     n = np.arange(4, dtype=np.int32)
     a = cudakit.from_dlpack(Legacy(n))
     assert a.tolist() == [0, 1, 2, 3] and not a.readonly
+
+
+def test_the_producers_deleter_runs_on_whichever_thread_lets_go():
+    import threading
+
+    n = np.arange(3.0)
+    alive = weakref.ref(n)
+    holder = [cudakit.from_dlpack(n)]
+    del n
+    thread = threading.Thread(target=holder.clear)
+    thread.start()
+    thread.join()
+    gc.collect()
+    assert alive() is None

@@ -1,6 +1,7 @@
 """GPU tier: DLPack and __cuda_array_interface__ with PyTorch, CuPy, JAX and NumPy, the stream
 protocol, and cudakit's allocator inside PyTorch (skips, visibly, without a GPU or the library)."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -57,13 +58,21 @@ def test_torch_keeps_cudakit_memory_alive(torch):
     assert t.sum().item() == 3.0 * 1024
 
 
-def test_producer_orders_the_consumers_stream_without_a_host_sync(torch):
+@contextlib.contextmanager
+def _busy_producer(torch):
+    """A cudakit array, and inside the block cudakit's current stream a torch stream kept busy
+    (the producer), beside an idle one (the consumer)."""
     producer, consumer = _streams(torch)
     a = cudakit.zeros([1024])
     torch.cuda.synchronize()
     with cudakit.stream(cudakit.ExternalStream(producer.cuda_stream)):
         with torch.cuda.stream(producer):
             torch.cuda._sleep(_BUSY_CYCLES)
+        yield producer, consumer, a
+
+
+def test_producer_orders_the_consumers_stream_without_a_host_sync(torch):
+    with _busy_producer(torch) as (producer, consumer, a):
         started = time.perf_counter()
         capsule = a.__dlpack__(stream=consumer.cuda_stream, max_version=(1, 0))
         took = time.perf_counter() - started
@@ -78,12 +87,7 @@ def test_producer_orders_the_consumers_stream_without_a_host_sync(torch):
 
 
 def test_stream_minus_one_asks_for_no_synchronization(torch):
-    producer, consumer = _streams(torch)
-    a = cudakit.zeros([1024])
-    torch.cuda.synchronize()
-    with cudakit.stream(cudakit.ExternalStream(producer.cuda_stream)):
-        with torch.cuda.stream(producer):
-            torch.cuda._sleep(_BUSY_CYCLES)
+    with _busy_producer(torch) as (producer, consumer, a):
         a.__dlpack__(stream=-1, max_version=(1, 0))
     with torch.cuda.stream(consumer):
         torch.ones(1, device="cuda")
