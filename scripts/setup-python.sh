@@ -9,7 +9,14 @@ venv=${1:-$root/.venv}
 python=${CUDAKIT_PYTHON:-python3}
 if [ ! -x "$venv/bin/python" ]; then
   echo "setup-python: creating $venv"
-  "$python" -m venv "$venv"
+  if ! "$python" -m venv "$venv"; then
+    # Debian's python3 keeps venv (ensurepip) in a package of its own.
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-venv
+    rm -rf "$venv"
+    "$python" -m venv "$venv"
+  fi
 fi
 # Version floors: nanobind 2.2 has `python -m nanobind.stubgen` and the DLPack-free nb::capsule
 # API used here; scikit-build-core 0.10 reads the [tool.scikit-build] keys in pyproject.toml.

@@ -23,7 +23,7 @@ nb::bytes to_bytes(const std::vector<std::uint8_t>& state) {
 }
 
 std::vector<std::uint8_t> from_bytes(const nb::bytes& state) {
-  const auto* p = static_cast<const std::uint8_t*>(state.data());
+  const auto* p = reinterpret_cast<const std::uint8_t*>(state.c_str());
   return std::vector<std::uint8_t>(p, p + state.size());
 }
 
