@@ -25,9 +25,11 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/tuple.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common.hpp"
@@ -333,6 +335,53 @@ PyArray consume_capsule(nb::handle capsule) {
   throw nb::type_error("from_dlpack: expected a DLPack capsule");
 }
 
+// `device` of from_dlpack as a DLPack device: None (none asked), (type, id), "cpu", "cuda",
+// "cuda:N" or a CUDA ordinal.
+std::optional<std::pair<int, int>> requested_device(nb::handle device) {
+  if (device.is_none()) return std::nullopt;
+  if (nb::isinstance<nb::tuple>(device)) return nb::cast<std::pair<int, int>>(device);
+  const tensor::Device d = parse_device(device);
+  if (d.is_cpu()) return std::make_pair(static_cast<int>(dlpack::kCPU), 0);
+  return std::make_pair(static_cast<int>(dlpack::kCUDA), d.index);
+}
+
+// The consumer's side: see from_dlpack's docstring and Note [DLPack streams].
+PyArray import_dlpack(nb::handle obj, nb::handle device, std::optional<bool> copy) {
+  if (PyCapsule_CheckExact(obj.ptr())) return consume_capsule(obj);
+  nb::object export_fn = nb::getattr(obj, "__dlpack__", nb::none());
+  if (export_fn.is_none()) {
+    throw nb::type_error(("from_dlpack: " + std::string(Py_TYPE(obj.ptr())->tp_name) + " has no __dlpack__").c_str());
+  }
+  auto [type, id] = nb::cast<std::pair<int, int>>(obj.attr("__dlpack_device__")());
+  const std::optional<std::pair<int, int>> wanted = requested_device(device);
+  if (wanted) std::tie(type, id) = *wanted;
+  // CUDA memory: the producer orders our current stream after its work. Host memory (CPU,
+  // pinned, managed) takes stream=None.
+  nb::object stream = type == dlpack::kCUDA ? nb::cast(protocol_stream_value(cudakit::current_stream(id).handle()))
+                                            : nb::none();
+  nb::dict kwargs;
+  kwargs["stream"] = stream;
+  kwargs["max_version"] = nb::make_tuple(dlpack::kMajorVersion, dlpack::kMinorVersion);
+  if (wanted) kwargs["dl_device"] = nb::make_tuple(type, id);
+  if (copy) kwargs["copy"] = *copy;
+  PyObject* capsule = PyObject_Call(export_fn.ptr(), nb::tuple().ptr(), kwargs.ptr());
+  if (capsule == nullptr) {
+    // A producer from before DLPack 1.0 takes no max_version (nor dl_device, copy): ask again.
+    if (wanted || !PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
+    PyErr_Clear();
+    nb::dict legacy;
+    legacy["stream"] = stream;
+    capsule = PyObject_Call(export_fn.ptr(), nb::tuple().ptr(), legacy.ptr());
+    if (capsule == nullptr) throw nb::python_error();
+    PyArray imported = consume_capsule(nb::steal(capsule));
+    if (copy != true) return imported;
+    tensor::Tensor out = tensor::empty_like(imported.tensor);
+    out.copy_(imported.tensor);
+    return PyArray{std::move(out), false};
+  }
+  return consume_capsule(nb::steal(capsule));
+}
+
 }  // namespace
 
 void bind_dlpack(nb::module_& m) {
@@ -349,6 +398,14 @@ void bind_dlpack(nb::module_& m) {
                 const dlpack::Device d = device_of(a.tensor);
                 return std::make_pair(d.device_type, d.device_id);
               }, nb::is_method(), nb::name("__dlpack_device__"), nb::scope(array)));
+  m.def("from_dlpack", &import_dlpack, nb::arg("obj"), nb::kw_only(), nb::arg("device").none() = nb::none(),
+        nb::arg("copy").none() = nb::none(),
+        "An Array over `obj`'s memory (no copy unless copy=True or `device` needs one).\n\n"
+        "`obj` has __dlpack__/__dlpack_device__ (PyTorch, CuPy, JAX, NumPy, cudakit) or is a DLPack "
+        "capsule. For CUDA memory the producer is given the current stream of that device, and orders "
+        "it after its own work. `device` ('cpu', 'cuda:N', (type, id)) asks the producer to deliver "
+        "there. The array keeps the producer's tensor until the last cudakit reference goes, then "
+        "calls its deleter. A producer that predates DLPack 1.0 is asked again without max_version.");
   m.def("_from_dlpack_capsule", &consume_capsule, nb::arg("capsule"),
         "Takes a 'dltensor_versioned' or 'dltensor' capsule (renaming it 'used_...').");
   m.def("_protocol_stream", [](DeviceIndex d) { return protocol_stream_value(cudakit::current_stream(d.value).handle()); },
