@@ -85,13 +85,12 @@ dlpack::Device device_of(const tensor::Tensor& t) {
 
 // --- producing -------------------------------------------------------------------------------
 
-// One allocation per export: the managed tensor, the Tensor it keeps alive, shape and strides.
+// One allocation per export: the managed tensor and the Tensor it keeps alive, whose own shape
+// and strides the DLPack tensor points at (consumers only read them; the Tensor never changes).
 template <class Managed>
 struct Export {
   Managed managed{};
   tensor::Tensor tensor;
-  std::vector<std::int64_t> shape;
-  std::vector<std::int64_t> strides;
 
   static void deleter(Managed* self) noexcept { delete static_cast<Export*>(self->manager_ctx); }
 };
@@ -100,15 +99,13 @@ template <class Managed>
 Managed* make_export(tensor::Tensor t) {
   auto* e = new Export<Managed>();
   e->tensor = std::move(t);
-  e->shape = e->tensor.sizes();
-  e->strides = e->tensor.strides();
   dlpack::Tensor& dl = e->managed.dl_tensor;
   dl.data = e->tensor.numel() == 0 ? nullptr : e->tensor.data_ptr();
   dl.device = device_of(e->tensor);
   dl.ndim = e->tensor.dim();
   dl.dtype = to_dlpack(e->tensor.dtype());
-  dl.shape = e->shape.data();
-  dl.strides = e->strides.data();
+  dl.shape = const_cast<std::int64_t*>(e->tensor.sizes().data());
+  dl.strides = const_cast<std::int64_t*>(e->tensor.strides().data());
   dl.byte_offset = 0;
   e->managed.manager_ctx = e;
   e->managed.deleter = &Export<Managed>::deleter;
