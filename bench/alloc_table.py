@@ -9,6 +9,8 @@ for line in open(sys.argv[1]):
     if not line.startswith("{"):
         continue
     r = json.loads(line)
+    if "value" not in r:  # memory-over-time samples (CUDAKIT_BENCH_TIMELINES), for the report's plots
+        continue
     samples.setdefault(r["workload"], {}).setdefault(r["allocator"], []).append(r["value"])
 rows = {w: {a: statistics.median(v) for a, v in by.items()} for w, by in samples.items()}
 processes = {}

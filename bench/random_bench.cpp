@@ -135,6 +135,44 @@ void BM_Rand_float32_2p28_graph(benchmark::State& state) {
 }
 BENCHMARK(BM_Rand_float32_2p28_graph)->UseManualTime()->Iterations(30)->Unit(benchmark::kMicrosecond);
 
+// Throughput against size, for the performance report's plot (bench/report.py reads the
+// benchmark JSON that --benchmark_out writes): rand, randn and the memset ceiling from 2^16 to 2^28
+// float32 elements, each sample eight draws between two events as above.
+enum class SweepOp { memset, rand, randn };
+void BM_Sweep(benchmark::State& state, SweepOp which) {
+  const std::int64_t n = std::int64_t{1} << state.range(0);
+  const double bytes = static_cast<double>(n) * sizeof(float);
+  cudakit::Stream stream;
+  ten::Tensor t = ten::empty({n}, {ten::DType::float32, ten::Device::cuda(0)}, stream);
+  rnd::Generator gen(ten::Device::cuda(0), 42);
+  auto sample = [&] {
+    for (int i = 0; i < kDrawsPerSample; ++i) {
+      if (which == SweepOp::memset) cudaMemsetAsync(t.data_ptr(), 0, t.nbytes(), stream.handle());
+      if (which == SweepOp::rand) rnd::uniform_(t, 0, 1, &gen, stream);
+      if (which == SweepOp::randn) rnd::normal_(t, 0, 1, &gen, stream);
+    }
+  };
+  cudakit::Event start(cudakit::EventFlags{.enable_timing = true});
+  cudakit::Event stop(cudakit::EventFlags{.enable_timing = true});
+  for (int i = 0; i < 3; ++i) sample();
+  stream.synchronize();
+  for (auto _ : state) {
+    start.record(stream);
+    sample();
+    stop.record(stream);
+    stop.synchronize();
+    state.SetIterationTime(start.elapsed_time(stop) / 1e3 / kDrawsPerSample);
+  }
+  state.counters["elements"] = static_cast<double>(n);
+  state.counters["TB/s"] = benchmark::Counter(bytes / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK_CAPTURE(BM_Sweep, memset, SweepOp::memset)->DenseRange(16, 28, 2)->UseManualTime()->Iterations(30)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sweep, rand, SweepOp::rand)->DenseRange(16, 28, 2)->UseManualTime()->Iterations(30)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sweep, randn, SweepOp::randn)->DenseRange(16, 28, 2)->UseManualTime()->Iterations(30)
+    ->Unit(benchmark::kMicrosecond);
+
 // Printed after the table: best TB/s written and the share of the fill ceiling measured here.
 struct Summary {
   ~Summary() {

@@ -3,6 +3,7 @@
 bench/random_bench.cpp (CUDA events around eight back-to-back calls, so that the GPU never waits
 for Python to enqueue the next one; warm-up first), median and best of 30 samples.
 Run both in one call on the same GPU to compare:  python3 bench/torch_random_bench.py"""
+import json
 import statistics
 import sys
 
@@ -57,6 +58,31 @@ def measure_graph(name, fn):
     time_samples(name, graph.replay)
 
 
+def sweep():
+    """Throughput against size (2^16 to 2^28 float32), one JSON line per point, for the
+    performance report's plot; timed as above."""
+    for log2n in range(16, 29, 2):
+        n = 1 << log2n
+        out = torch.empty(n, dtype=torch.float32, device="cuda")
+        for name, fn in (("memset", lambda: out.zero_()), ("rand", lambda: torch.rand(n, out=out)),
+                         ("randn", lambda: torch.randn(n, out=out))):
+            for _ in range(3):
+                fn()
+            torch.cuda.synchronize()
+            times = []
+            for _ in range(RUNS):
+                start = torch.cuda.Event(enable_timing=True)
+                stop = torch.cuda.Event(enable_timing=True)
+                start.record()
+                for _ in range(DRAWS_PER_SAMPLE):
+                    fn()
+                stop.record()
+                stop.synchronize()
+                times.append(start.elapsed_time(stop) / 1e3 / DRAWS_PER_SAMPLE)
+            print(json.dumps({"bench": "random", "impl": "torch", "case": name, "elements": n,
+                              "TBps": n * 4 / statistics.median(times) / 1e12}))
+
+
 def main():
     if not torch.cuda.is_available():
         print("no CUDA device: torch benchmarks skipped")
@@ -69,6 +95,8 @@ def main():
     measure("exponential_", lambda out: out.exponential_())
     measure_graph("torch.randn, graph", lambda out: torch.randn(N, out=out))
     measure_graph("torch.rand, graph", lambda out: torch.rand(N, out=out))
+    if "--sweep" in sys.argv:
+        sweep()
     return 0
 
 

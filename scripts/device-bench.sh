@@ -2,6 +2,8 @@
 # On the GPU machine, from the repository root with a staged gpu-bundle/: the GPU tier, then every
 # benchmark side by side with PyTorch, logs under $OUT (or /tmp/cudakit-bench).
 set -uo pipefail
+# `scripts/device-bench.sh compare A.json B.json`: what moved between two runs' reports beyond noise.
+if [ "${1:-}" = compare ]; then shift; exec python3 "$(dirname "$0")/../bench/report.py" compare "$@"; fi
 B=${BUNDLE:-gpu-bundle}
 out=${OUT:-/tmp/cudakit-bench}
 mkdir -p "$out"
@@ -15,26 +17,64 @@ fi
 T=""
 for f in "$B"/data/alloc-traces/trace_*.csv.gz; do n=$(basename "$f" .csv.gz); T="$T ${n#trace_} $f"; done
 # PARTS="alloc tunable ..." runs only those parts (tier alloc core random graphs jiterator pinned
-# tunable nvtx sanitizer gds green nccl python); unset, all of them. SKIP_TIER=1 leaves out the tier.
-part() { [ -z "${PARTS:-}" ] || [[ " $PARTS " == *" $1 "* ]]; }
-if [ "${SKIP_TIER:-0}" != 1 ] && part tier; then "$B/gpu-tier.sh" "$out/tier" 2>&1 | tail -25; fi
+# tunable nvtx sanitizer gds green nccl); unset, all of them. SKIP_TIER=1 leaves out the tier.
+# Each part announces itself with a progress line (its number, the time so far); a part that cannot
+# run says so on one line, which also goes to $out/skipped.txt for the report (bench/report.py).
+all_parts="tier alloc core random graphs jiterator pinned tunable nvtx sanitizer gds green nccl python"
+selected=0; for p in $all_parts; do if [ -z "${PARTS:-}" ] || [[ " $PARTS " == *" $p "* ]]; then selected=$((selected + 1)); fi; done
+started=$SECONDS; done_parts=0
+: > "$out/skipped.txt"
+part() {
+  [ -z "${PARTS:-}" ] || [[ " $PARTS " == *" $1 "* ]] || return 1
+  if [ "$1" = tier ] && [ "${SKIP_TIER:-0}" = 1 ]; then return 1; fi
+  done_parts=$((done_parts + 1))
+  echo "== [$done_parts/$selected] $1 ($((SECONDS - started)) s so far)"
+}
+skip() { echo "skipped $1: $2"; echo "$1: $2" >> "$out/skipped.txt"; }
+# The machine, for the report's header.
+python3 - "$out/machine.json" <<'PY' 2>/dev/null || true
+import json, subprocess, sys
+m = {}
+try:
+    q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                       capture_output=True, text=True).stdout.strip().splitlines()
+    m["gpu"], m["driver"] = [x.strip() for x in q[0].split(",")]
+    m["gpus"] = len(q)
+except Exception:
+    pass
+for name in ("torch", "cupy"):
+    try:
+        m[name] = __import__(name).__version__
+    except Exception:
+        m[name] = "not installed"
+try:
+    import torch
+    m["cuda"] = torch.version.cuda
+except Exception:
+    pass
+json.dump(m, open(sys.argv[1], "w"))
+PY
+if part tier; then "$B/gpu-tier.sh" "$out/tier" 2>&1 | tail -25; fi
 if part alloc; then
-  echo "== allocators (cudakit, PyTorch C++, cudakit with cross_stream_reuse:off, cudaMallocAsync, cudakit's cudaMallocAsync backend, cudaMalloc)"
+  echo "   allocators (cudakit, PyTorch C++, cudakit with cross_stream_reuse:off, cudaMallocAsync, cudakit's cudaMallocAsync backend, cudaMalloc)"
   # cudakit and torch alternate in three processes each: on these VMs one process runs 20-30%
   # slower than the next throughout (the same binary measured 268-372 ns/op on gpt_train), so the
   # table gives each allocator's median process (bench/alloc_table.py).
+  # The first round also samples memory over each trace for the report's plots (untimed replays).
   {
     for round in 1 2 3; do
+      if [ $round = 1 ]; then export CUDAKIT_BENCH_TIMELINES=1; else unset CUDAKIT_BENCH_TIMELINES; fi
       "$B/bin/alloc_bench" --only cudakit $T
       if [ $round = 1 ]; then timeout 300 bench/torch/build_and_run.sh "$B" /tmp/torch_alloc_bench $T
       else timeout 120 /tmp/torch_alloc_bench $T; fi
     done
+    unset CUDAKIT_BENCH_TIMELINES
     # Each stream to its own memory, for the cross-stream rows (See Note [Memory across streams]).
     CUDAKIT_ALLOC_CONF=cross_stream_reuse:off "$B/bin/alloc_bench" --only cudakit $T | sed 's/"cudakit"/"cudakit_off"/'
     # Per-stream peaks, no device-wide ledger: what exact peaks cost (See Note [Device-wide peaks];
     # its peak allocated is the streams' peaks summed, so its ratio reads low).
     CUDAKIT_ALLOC_CONF=exact_peaks:False "$B/bin/alloc_bench" --only cudakit $T | sed 's/"cudakit"/"cudakit_per_stream_peaks"/'
-    "$B/bin/alloc_bench" --only cudaMallocAsync $T
+    CUDAKIT_BENCH_TIMELINES=1 "$B/bin/alloc_bench" --only cudaMallocAsync $T
     "$B/bin/alloc_bench" --only cudakit_async $T
     "$B/bin/alloc_bench" --only cudaMalloc
   } > "$out/alloc.jsonl" 2> "$out/alloc.err"
@@ -42,51 +82,51 @@ if part alloc; then
   for f in "$B"/data/alloc-traces/trace_*.csv.gz; do "$B/bin/cudakit" alloc-replay "$f" --json; done
 fi
 if part core; then
-  echo "== core"
+  echo "   core"
   "$B/bin/core_bench" --benchmark_min_time=0.2 2>&1 | grep -E "^BM_" | tee "$out/core.txt"
 fi
 if part random; then
   if [ -x "$B/bin/random_bench" ]; then
-    echo "== random"
-    "$B/bin/random_bench" 2>&1 | tail -20 | tee "$out/random.txt"
-    PYTHONUNBUFFERED=1 python3 bench/torch_random_bench.py 2>&1 | tail -10 | tee -a "$out/random.txt"
-  fi
+    "$B/bin/random_bench" --benchmark_out="$out/random.json" --benchmark_out_format=json 2>&1 \
+      | grep -v "^BM_Sweep" | tail -20 | tee "$out/random.txt"
+    PYTHONUNBUFFERED=1 python3 bench/torch_random_bench.py --sweep 2>&1 | tee -a "$out/random.txt" | grep -v '^{' | tail -10
+  else skip random "random_bench was not built"; fi
 fi
 if part graphs; then
   if [ -x "$B/bin/graph_bench" ]; then
-    echo "== graphs and profiler (cudakit, then torch)"
+    echo "   graphs and profiler (cudakit, then torch)"
     "$B/bin/graph_bench" 2>&1 | tee "$out/graph.txt"
     python3 bench/torch_graph_bench.py 2>&1 | grep -v -i warn | tee -a "$out/graph.txt"
     "$B/bin/profiler_bench" 2>&1 | tail -5 | tee -a "$out/graph.txt"
-  fi
+  else skip "graphs" "graph_bench was not built"; fi
 fi
 if part jiterator; then
   if [ -x "$B/bin/jiterator_bench" ]; then
-    echo "== jiterator (cudakit, then torch's jiterator, torch's ops and CuPy)"
+    echo "   jiterator (cudakit, then torch's jiterator, torch's ops and CuPy)"
     {
       "$B/bin/jiterator_bench"
       PYTHONUNBUFFERED=1 python3 bench/torch_jiterator_bench.py
     } > "$out/jiterator.jsonl" 2> "$out/jiterator.err"
     python3 bench/jiterator_table.py "$out/jiterator.jsonl" | tee "$out/jiterator.txt"
-  fi
+  else skip "jiterator" "jiterator_bench was not built"; fi
 fi
 if part pinned; then
-  echo "== pinned host memory (cudakit, then torch)"
+  echo "   pinned host memory (cudakit, then torch)"
   "$B/bin/pinned_bench" 2>&1 | tee "$out/pinned.txt"
   python3 bench/torch_pinned_bench.py 2>&1 | grep -v -i warn | tee -a "$out/pinned.txt"
 fi
 if part tunable; then
   if [ -x "$B/bin/tunable_bench" ]; then
-    echo "== TunableOp GEMMs (cudakit: cuBLAS default, cuBLASLt's first heuristic, tuned; then torch.matmul without and with its TunableOp)"
+    echo "   TunableOp GEMMs (cudakit: cuBLAS default, cuBLASLt's first heuristic, tuned; then torch.matmul without and with its TunableOp)"
     {
       "$B/bin/tunable_bench" bench/tunable_shapes.json
       PYTHONUNBUFFERED=1 python3 bench/torch_tunable_bench.py bench/tunable_shapes.json 2>/dev/null
     } > "$out/tunable.jsonl" 2> "$out/tunable.err"
     python3 bench/tunable_table.py "$out/tunable.jsonl" | tee "$out/tunable.txt"
-  fi
+  else skip "tunable" "tunable_bench was not built"; fi
 fi
 if part nvtx; then
-  echo "== NVTX ranges with no tool attached (cudakit and raw NVTX3, then torch.cuda.nvtx)"
+  echo "   NVTX ranges with no tool attached (cudakit and raw NVTX3, then torch.cuda.nvtx)"
   {
     env -u NVTX_INJECTION64_PATH "$B/bin/nvtx_bench"
     env -u NVTX_INJECTION64_PATH python3 bench/torch_nvtx_bench.py 2>&1 | grep -v -i warn
@@ -95,7 +135,7 @@ if part nvtx; then
   python3 bench/ratio_table.py "$out/nvtx.txt" ns_per_pair cudakit nvtx
 fi
 if part sanitizer; then
-  echo "== stream sanitizer (cudakit off/on, torch.cuda._sanitizer off/on, the seed workflow off/on)"
+  echo "   stream sanitizer (cudakit off/on, torch.cuda._sanitizer off/on, the seed workflow off/on)"
   {
     "$B/bin/sanitizer_bench"
     python3 bench/torch_sanitizer_bench.py 2>&1 | grep -v -i warn
@@ -108,7 +148,7 @@ if part sanitizer; then
 fi
 if part gds; then
   if [ -x "$B/bin/gds_bench" ]; then
-    echo "== GPUDirect Storage (cudakit, then torch): a 4 GiB file under /tmp, deleted afterwards"
+    echo "   GPUDirect Storage (cudakit, then torch): a 4 GiB file under /tmp, deleted afterwards"
     # Commands here run as root: posix_fadvise(DONTNEED) drops the file from the page cache for
     # the cold-cache rows (each row says how much stayed resident).
     { "$B/bin/gds_bench" --dir /tmp --gib 4 --sweep
@@ -116,18 +156,18 @@ if part gds; then
     } > "$out/gds.jsonl" 2> "$out/gds.err"
     rm -f /tmp/cudakit_gds_bench* /tmp/torch_gds_bench*
     python3 bench/gds_table.py "$out/gds.jsonl" | tee "$out/gds.txt"
-  fi
+  else skip "gds" "gds_bench was not built"; fi
 fi
 if part green; then
   if [ -x "$B/bin/green_bench" ]; then
-    echo "== green contexts (cudakit, then torch)"
+    echo "   green contexts (cudakit, then torch)"
     { "$B/bin/green_bench"; python3 bench/torch_green_bench.py 2>&1 | grep '^{'; } > "$out/green.jsonl" 2> "$out/green.err"
     python3 bench/green_table.py "$out/green.jsonl" | tee "$out/green.txt"
-  fi
+  else skip "green" "green_bench was not built"; fi
 fi
 if part nccl; then
   if [ -x "$B/bin/nccl_bench" ]; then
-    echo "== NCCL collectives (cudakit single-process and multi-process, then torch.distributed)"
+    echo "   NCCL collectives (cudakit single-process and multi-process, then torch.distributed)"
     gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
     {
       "$B/bin/nccl_bench"
@@ -136,18 +176,27 @@ if part nccl; then
     } > "$out/nccl.jsonl" 2> "$out/nccl.err"
     python3 bench/nccl_table.py "$out/nccl.jsonl" | tee "$out/nccl.txt"
     if [ "$gpus" -lt 2 ]; then
-      echo "nccl: $gpus GPU here, so these are one-rank figures (copies and launch latency); the bandwidth table needs the multi-GPU machine"
+      skip "nccl bandwidth" "$gpus GPU here: one-rank figures only (copies and launch latency); bus bandwidth needs 2 or more GPUs"
     fi
-  fi
+  else skip "nccl" "nccl_bench was not built"; fi
 fi
-
 if part python; then
-  echo "== Python module: built here against $B/lib (python/build-on-device.sh), its pytest GPU tier, then DLPack exchange, torch.empty under cudakit's allocator and call overhead beside torch and CuPy"
-  if python/build-on-device.sh "$PWD/build-python" > "$out/python-build.log" 2>&1; then
-    (cd python/tests && PYTHONPATH="$OLDPWD/build-python" python3 -m pytest -q -rs -p no:cacheprovider . 2>&1 | tail -40) | tee "$out/python-tests.txt"
-    PYTHONPATH="$PWD/build-python" PYTHONUNBUFFERED=1 python3 python/bench/python_bench.py > "$out/python.jsonl" 2> "$out/python.err"
-    python3 python/bench/python_bench.py --table "$out/python.jsonl" | tee "$out/python.txt"
-  else
-    tail -30 "$out/python-build.log"
+  # The extension is built here, against the bundle's libcudakit, unless cudakit imports already.
+  if ! python3 -c "import cudakit" 2>/dev/null && [ -x python/build-on-device.sh ]; then
+    echo "   building the Python module against $B/lib (python/build-on-device.sh)"
+    if python/build-on-device.sh "$PWD/build-python" > "$out/python-build.log" 2>&1; then
+      export PYTHONPATH="$PWD/build-python${PYTHONPATH:+:$PYTHONPATH}"
+    else tail -30 "$out/python-build.log"; fi
   fi
+  if [ -f bench/python_bench.py ] && python3 -c "import cudakit" 2>/dev/null; then
+    echo "   Python module: its pytest suite (the GPU tier with torch, CuPy, JAX, NumPy)"
+    (cd python/tests && python3 -m pytest -q -rs -p no:cacheprovider . 2>&1 | tail -40) | tee "$out/python-tests.txt"
+    echo "   Python module (cudakit from Python, then torch and CuPy)"
+    PYTHONUNBUFFERED=1 python3 bench/python_bench.py > "$out/python.jsonl" 2> "$out/python.err"
+    grep -v '^{' "$out/python.jsonl"
+  else skip python "the cudakit Python module is not importable here (build it with python/build-on-device.sh)"; fi
 fi
+# The report: report.md, report.json and plots/ under $out (bench/report.py; the commit from the
+# bundle's COMMIT file that scripts/stage-gpu-bundle.sh writes).
+python3 bench/report.py build "$out" --commit "$(cat "$B/COMMIT" 2>/dev/null || echo unknown)" --date "$(date -u +%F)"
+echo "== done in $((SECONDS - started)) s"

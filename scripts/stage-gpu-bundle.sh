@@ -19,5 +19,7 @@ done
 # tests/data (the allocation traces among it): the tests' data and the benchmarks' traces.
 cp -a "$root/tests/data/." "$bundle/data/"
 cp "$root/scripts/gpu-tier.sh" "$bundle/"
+# The commit the bundle was built from, for the performance report ("+" where the tree had changes).
+(cd "$root" && echo "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +)") > "$bundle/COMMIT"
 strip --strip-unneeded "$bundle"/bin/* "$bundle"/lib/libcudakit.so* 2>/dev/null || true
 du -sh "$bundle"

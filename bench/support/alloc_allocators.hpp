@@ -34,6 +34,8 @@ class MallocAsyncAllocator {
   }
   std::size_t peak_allocated() { return attribute(cudaMemPoolAttrUsedMemHigh); }
   std::size_t peak_reserved() { return attribute(cudaMemPoolAttrReservedMemHigh); }
+  std::size_t current_allocated() { return attribute(cudaMemPoolAttrUsedMemCurrent); }
+  std::size_t current_reserved() { return attribute(cudaMemPoolAttrReservedMemCurrent); }
   std::size_t device_allocations() { return 0; }
 
  private:
@@ -57,6 +59,8 @@ class MallocAllocator {
   void reset_peaks() {}
   std::size_t peak_allocated() { return 0; }
   std::size_t peak_reserved() { return 0; }
+  std::size_t current_allocated() { return 0; }
+  std::size_t current_reserved() { return 0; }
   std::size_t device_allocations() { return 0; }
 };
 
@@ -69,6 +73,8 @@ class CudakitAllocator {
   void reset_peaks() { memory::reset_peak_memory_stats(0); }
   std::size_t peak_allocated() { return memory::max_memory_allocated(0); }
   std::size_t peak_reserved() { return memory::max_memory_reserved(0); }
+  std::size_t current_allocated() { return memory::memory_allocated(0); }
+  std::size_t current_reserved() { return memory::memory_reserved(0); }
   std::size_t device_allocations() {
     return static_cast<std::size_t>(memory::memory_stats(0).num_device_alloc);
   }

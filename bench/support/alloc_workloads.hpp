@@ -5,7 +5,8 @@
 //
 // An Allocator provides: void* alloc(size_t, cudaStream_t); void free(void*, cudaStream_t);
 // void empty_cache(); void reset_peaks(); size_t peak_allocated(); size_t peak_reserved();
-// size_t device_allocations() (segments obtained from the driver so far, 0 if unknown).
+// size_t device_allocations() (segments obtained from the driver so far, 0 if unknown);
+// size_t current_allocated(); size_t current_reserved() (for the memory-over-time samples).
 
 #include <cuda_runtime_api.h>
 
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <thread>
@@ -92,6 +94,40 @@ template <class Allocator>
 ReplayResult replay(Allocator& a, const memory::AllocTrace& trace,
                     const std::vector<cudaStream_t>& streams) {
   return memory::replay_alloc_trace(a, trace, streams);
+}
+
+// Memory over a trace, for the report's plots: an untimed replay that samples the allocator's
+// allocated and reserved bytes about `points` times, evenly over the operations (and at the op
+// where the trace's requested bytes peak, so the plot shows the peak). One JSON line.
+template <class Allocator>
+void emit_timeline(const std::string& name, const std::string& label, Allocator& a, const memory::AllocTrace& trace,
+                   const std::vector<cudaStream_t>& streams, std::size_t points = 400) {
+  const std::size_t every = std::max<std::size_t>(1, trace.ops.size() / points);
+  std::vector<std::size_t> at;
+  std::vector<double> allocated, reserved;
+  memory::replay_alloc_trace(a, trace, streams, [&](std::size_t i) {
+    if (i % every != 0 && i + 1 != trace.ops.size()) return;
+    at.push_back(i);
+    allocated.push_back(static_cast<double>(a.current_allocated()) / 1048576.0);
+    reserved.push_back(static_cast<double>(a.current_reserved()) / 1048576.0);
+  });
+  std::string line = "{\"allocator\": \"" + name + "\", \"workload\": \"" + label +
+                     ".timeline\", \"unit\": \"MiB\", \"op\": [";
+  char buf[64];
+  for (std::size_t k = 0; k < at.size(); ++k) line += (k ? "," : "") + std::to_string(at[k]);
+  line += "], \"allocated\": [";
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    std::snprintf(buf, sizeof buf, "%s%.2f", k ? "," : "", allocated[k]);
+    line += buf;
+  }
+  line += "], \"reserved\": [";
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    std::snprintf(buf, sizeof buf, "%s%.2f", k ? "," : "", reserved[k]);
+    line += buf;
+  }
+  line += "]}";
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
 }
 
 // Runs body(t, stop) on `threads` threads at once for `seconds`, started together after one
@@ -218,6 +254,7 @@ void run_all_workloads(const std::string& name, Allocator& a, MakeStream make_st
     emit(name, label + ".peak_reserved_MiB", r.peak_reserved / 1048576.0, "MiB");
     emit(name, label + ".peak_requested_MiB", trace.peak_requested_bytes / 1048576.0, "MiB");
     emit(name, label + ".device_allocations", static_cast<double>(r.device_allocations), "");
+    if (std::getenv("CUDAKIT_BENCH_TIMELINES")) emit_timeline(name, label, a, trace, streams);
   }
   if (include_threads) emit_thread_scaling(name, a, make_stream);
 }

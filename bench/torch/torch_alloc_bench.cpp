@@ -23,6 +23,12 @@ struct TorchAllocator {
   std::size_t peak_reserved() {
     return alloc::getDeviceStats(0).reserved_bytes[static_cast<int>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
   }
+  std::size_t current_allocated() {
+    return alloc::getDeviceStats(0).allocated_bytes[static_cast<int>(c10::CachingAllocator::StatType::AGGREGATE)].current;
+  }
+  std::size_t current_reserved() {
+    return alloc::getDeviceStats(0).reserved_bytes[static_cast<int>(c10::CachingAllocator::StatType::AGGREGATE)].current;
+  }
   std::size_t device_allocations() {
     return alloc::getDeviceStats(0).segment[static_cast<int>(c10::CachingAllocator::StatType::AGGREGATE)].allocated;
   }

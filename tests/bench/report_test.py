@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""bench/report.py on a run folder written here: what each area reads, the direction of every
+ratio, the skipped parts, the markdown, and `compare` telling movement from noise.
+    python3 tests/bench/report_test.py"""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import report  # noqa: E402
+
+
+def write(folder, name, lines):
+    with open(os.path.join(folder, name), "w") as f:
+        for line in lines:
+            f.write((json.dumps(line) if isinstance(line, dict) else line) + "\n")
+
+
+def alloc_line(allocator, workload, value, unit="ns"):
+    return {"allocator": allocator, "workload": workload, "value": value, "unit": unit}
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.out = self.dir.name
+        write(self.out, "alloc.jsonl", [
+            "a table line, not JSON",
+            alloc_line("cudakit", "pair_512B", 70), alloc_line("cudakit", "pair_512B", 90),
+            alloc_line("cudakit", "pair_512B", 80), alloc_line("torch", "pair_512B", 320),
+            alloc_line("cudakit", "serve.ns_per_op", 100, "ns/op"), alloc_line("torch", "serve.ns_per_op", 250, "ns/op"),
+            alloc_line("cudakit", "serve.peak_reserved_MiB", 550, "MiB"),
+            alloc_line("torch", "serve.peak_reserved_MiB", 1100, "MiB"),
+            alloc_line("cudaMallocAsync", "serve.peak_reserved_MiB", 500, "MiB"),
+            alloc_line("cudakit", "serve.peak_requested_MiB", 500, "MiB"),
+            alloc_line("cudakit", "threads_16.pairs_per_s", 2e8, "1/s"),
+            alloc_line("torch", "threads_16.pairs_per_s", 4e5, "1/s"),
+            {"allocator": "cudakit", "workload": "serve.timeline", "unit": "MiB", "op": [0, 1],
+             "allocated": [1.0, 2.0], "reserved": [2.0, 2.0]},
+        ])
+        write(self.out, "jiterator.jsonl", [
+            {"bench": "jiterator", "impl": "cudakit", "case": "copy_2^28_float32_GBps", "value": 4000, "unit": "GB/s"},
+            {"bench": "jiterator", "impl": "cudakit", "case": "axpy_2^28_float32_GBps", "value": 3900, "unit": "GB/s"},
+            {"bench": "jiterator", "impl": "torch_jiterator", "case": "axpy_2^28_float32_GBps", "value": 3000,
+             "unit": "GB/s"},
+            {"bench": "jiterator", "impl": "cudakit", "case": "cached_call_host_us", "value": 2.0, "unit": "us"},
+            {"bench": "jiterator", "impl": "torch_jiterator", "case": "cached_call_host_us", "value": 10.0,
+             "unit": "us"},
+        ])
+        write(self.out, "skipped.txt", ["nccl bandwidth: 1 GPU here"])
+        write(self.out, "machine.json", ['{"gpu": "NVIDIA H200", "driver": "580", "gpus": 1}'])
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def area(self, built, name):
+        return next(a for a in built["areas"] if a["name"] == name)
+
+    def test_ratios_say_cudakit_is_better_above_one_whichever_way_the_unit_runs(self):
+        built = report.build(self.out, "abc1234", "2026-12-01")
+        rows = {r["case"]: r for r in self.area(built, "alloc")["rows"]}
+        pair = rows["pair_512B (ns per op)"]
+        self.assertEqual(pair["cudakit"], 80)  # the median of the three processes
+        self.assertAlmostEqual(pair["vs_peer"], 4.0)
+        self.assertAlmostEqual(pair["noise"], 0.125)  # (90 - 70) / 2 / 80
+        reserved = rows["serve: peak reserved"]
+        self.assertAlmostEqual(reserved["vs_peer"], 2.0)  # less memory is better
+        self.assertAlmostEqual(reserved["of_limit"], 500 / 550)
+        self.assertAlmostEqual(rows["serve: peak reserved vs cudaMallocAsync"]["vs_peer"], 500 / 550)
+        threads = rows["threads_16 pairs_per_s"]
+        self.assertTrue(threads["higher_is_better"])
+        self.assertAlmostEqual(threads["vs_peer"], 500)
+        jit = {r["case"]: r for r in self.area(built, "jiterator")["rows"]}
+        self.assertAlmostEqual(jit["axpy_2^28_float32_GBps"]["vs_peer"], 1.3)
+        self.assertAlmostEqual(jit["axpy_2^28_float32_GBps"]["of_limit"], 3900 / 4000)
+        self.assertAlmostEqual(jit["cached_call_host_us"]["vs_peer"], 5.0)
+
+    def test_parts_without_output_and_announced_skips_are_listed(self):
+        built = report.build(self.out)
+        skipped = {s["part"]: s["why"] for s in built["skipped"]}
+        self.assertEqual(skipped["nccl bandwidth"], "1 GPU here")
+        self.assertIn("tunable", skipped)
+        self.assertNotIn("alloc", skipped)
+        self.assertEqual(built["machine"]["gpu"], "NVIDIA H200")
+
+    def test_markdown_has_one_table_per_area_with_the_run_named(self):
+        md = report.markdown(report.build(self.out, "abc1234", "2026-12-01"))
+        self.assertIn("Commit abc1234, 2026-12-01; NVIDIA H200", md)
+        self.assertEqual(md.count("| case | unit | cudakit |"), 2)
+        self.assertIn("| pair_512B (ns per op) | ns | 80 | torch | 320 | 4.00x |", md)
+        self.assertIn("- nccl bandwidth: 1 GPU here", md)
+
+    def test_compare_reports_movement_beyond_noise_only(self):
+        before = report.build(self.out, "aaa", "2026-12-01")
+        a = os.path.join(self.out, "a.json")
+        with open(a, "w") as f:
+            json.dump(before, f)
+        # The same run: nothing moved.
+        _, moved = report.compare(a, a)
+        self.assertEqual(moved, [])
+        # cudakit's cached call 2.0 -> 3.0 us (+50%, beyond 5%); axpy 3900 -> 3950 (+1.3%, within).
+        with open(os.path.join(self.out, "jiterator.jsonl")) as f:
+            lines = [json.loads(x) for x in f]
+        for r in lines:
+            if r["impl"] == "cudakit" and r["case"] == "cached_call_host_us":
+                r["value"] = 3.0
+            if r["impl"] == "cudakit" and r["case"] == "axpy_2^28_float32_GBps":
+                r["value"] = 3950
+        write(self.out, "jiterator.jsonl", lines)
+        b = os.path.join(self.out, "b.json")
+        with open(b, "w") as f:
+            json.dump(report.build(self.out, "bbb", "2026-12-02"), f)
+        text, moved = report.compare(a, b)
+        self.assertEqual([(m[0], m[1]) for m in moved], [("jiterator", "cached_call_host_us")])
+        self.assertFalse(moved[0][5])  # slower: worse
+        self.assertIn("WORSE", text)
+        self.assertIn("1 moved beyond noise", text)
+
+    def test_compare_refuses_a_file_of_another_schema(self):
+        bad = os.path.join(self.out, "bad.json")
+        with open(bad, "w") as f:
+            json.dump({"schema": "something else"}, f)
+        with self.assertRaises(SystemExit) as e:
+            report.compare(bad, bad)
+        self.assertIn("schema 'something else'", str(e.exception))
+
+    def test_unreadable_output_is_a_skipped_part_not_a_crash(self):
+        write(self.out, "tunable.jsonl", [{"bench": "tunable", "impl": "cudakit", "shape": "s", "tuned_ms": 1.0}])
+        built = report.build(self.out)
+        skipped = {s["part"]: s["why"] for s in built["skipped"]}
+        self.assertIn("could not be read", skipped["tunable"])
+
+
+if __name__ == "__main__":
+    unittest.main()
