@@ -181,7 +181,16 @@ if part nccl; then
   else skip "nccl" "nccl_bench was not built"; fi
 fi
 if part python; then
+  # The extension is built here, against the bundle's libcudakit, unless cudakit imports already.
+  if ! python3 -c "import cudakit" 2>/dev/null && [ -x python/build-on-device.sh ]; then
+    echo "   building the Python module against $B/lib (python/build-on-device.sh)"
+    if python/build-on-device.sh "$PWD/build-python" > "$out/python-build.log" 2>&1; then
+      export PYTHONPATH="$PWD/build-python${PYTHONPATH:+:$PYTHONPATH}"
+    else tail -30 "$out/python-build.log"; fi
+  fi
   if [ -f bench/python_bench.py ] && python3 -c "import cudakit" 2>/dev/null; then
+    echo "   Python module: its pytest suite (the GPU tier with torch, CuPy, JAX, NumPy)"
+    (cd python/tests && python3 -m pytest -q -rs -p no:cacheprovider . 2>&1 | tail -40) | tee "$out/python-tests.txt"
     echo "   Python module (cudakit from Python, then torch and CuPy)"
     PYTHONUNBUFFERED=1 python3 bench/python_bench.py > "$out/python.jsonl" 2> "$out/python.err"
     grep -v '^{' "$out/python.jsonl"

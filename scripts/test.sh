@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: install what is missing, build, run every test with CTest (GPU-tier
-# tests skip, visibly, without a GPU); then the host tier again under AddressSanitizer+UBSan and
+# tests skip, visibly, without a GPU) and the Python module's pytest suite; then the host tier again under AddressSanitizer+UBSan and
 # the concurrency tests under ThreadSanitizer. Exits non-zero when any test fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +21,9 @@ sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== build and test (Release)"
 "$root/scripts/build.sh" "$root/build"
 (cd "$root/build" && ctest --output-on-failure -j "$jobs" --timeout 600)
+
+echo "== Python module: pip install . into .venv, then pytest (python/tests)"
+"$root/scripts/test-python.sh"
 
 if [ "${CUDAKIT_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== host tier under AddressSanitizer + UBSan"

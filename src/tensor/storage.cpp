@@ -40,7 +40,22 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t bytes, Device device, Str
   return std::shared_ptr<Storage>(new Storage(p, bytes, device, false));
 }
 
+std::shared_ptr<Storage> Storage::wrap(void* data, std::size_t bytes, Device device,
+                                       std::function<void()> release) {
+  auto storage = std::shared_ptr<Storage>(new Storage(data, bytes, device, false));
+  storage->release_ = release ? std::move(release) : [] {};
+  return storage;
+}
+
 Storage::~Storage() {
+  if (release_) {
+    try {
+      release_();
+    } catch (...) {
+      // Destructors never throw; wrap()'s contract forbids it, this keeps a broken one contained.
+    }
+    return;
+  }
   if (data_ == nullptr) return;
   if (device_.is_cuda()) {
     try {
@@ -56,7 +71,7 @@ Storage::~Storage() {
 }
 
 void Storage::record_stream(StreamRef stream) const {
-  if (device_.is_cpu() || data_ == nullptr) return;
+  if (device_.is_cpu() || data_ == nullptr || release_) return;
   if (stream.device() != device_.index) {
     throw InvalidArgumentError("Storage::record_stream",
                                "stream of cuda:" + std::to_string(stream.device()) +

@@ -9,6 +9,7 @@
 // from and to it can be asynchronous.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "cudakit/core/stream_ref.hpp"
@@ -25,6 +26,12 @@ class Storage {
                                            bool pinned = false);
   // Host memory only (no stream needed, works without a GPU).
   static std::shared_ptr<Storage> allocate_host(std::size_t bytes, bool pinned = false);
+  // Memory another library owns (torch.from_blob; DLPack's from_dlpack): `bytes` at `data` on
+  // `device`, handed back by calling `release` once, from whichever thread drops the last owner.
+  // cudakit neither frees nor caches it, and record_stream() is a no-op on it: the owner's release
+  // decides when the memory is reused. `release` must not throw.
+  static std::shared_ptr<Storage> wrap(void* data, std::size_t bytes, Device device,
+                                       std::function<void()> release);
 
   ~Storage();
   Storage(const Storage&) = delete;
@@ -34,6 +41,8 @@ class Storage {
   [[nodiscard]] std::size_t nbytes() const noexcept { return bytes_; }
   [[nodiscard]] Device device() const noexcept { return device_; }
   [[nodiscard]] bool is_pinned() const noexcept { return pinned_; }
+  // True for memory made by wrap(), which another library owns.
+  [[nodiscard]] bool is_external() const noexcept { return static_cast<bool>(release_); }
   // Marks the memory as used by `stream`, so that its release waits for the work queued on
   // `stream` so far. No-op for host memory. @throws InvalidArgumentError for another device.
   void record_stream(StreamRef stream) const;
@@ -45,6 +54,7 @@ class Storage {
   std::size_t bytes_;
   Device device_;
   bool pinned_;
+  std::function<void()> release_;  // set by wrap(): the owner's release instead of a free
 };
 
 }  // namespace cudakit::tensor

@@ -1,0 +1,67 @@
+"""cudakit from Python: torch.cuda's runtime without libtorch.
+
+The names follow torch.cuda: devices, streams and events, the caching allocator (memory_stats,
+memory_summary, snapshots, MemPool, use_mem_pool), Philox generators, CUDA graphs, NVTX ranges,
+the profiler, the jiterator and TunableOp; a small device array (`Array`) that trades memory with
+PyTorch, CuPy, JAX and NumPy through DLPack; and `cudakit.torch.use_cudakit_allocator()`, which
+puts cudakit's caching allocator under PyTorch.
+"""
+
+from __future__ import annotations
+
+from . import _cudakit
+from ._cudakit import (
+    Array,
+    CudaError,
+    CUDAGraph,
+    Event,
+    Generator,
+    NvrtcError,
+    OutOfMemoryError,
+    Profiler,
+    StateError,
+    Stream,
+    allclose,
+    arange,
+    can_device_access_peer,
+    current_device,
+    current_stream,
+    default_stream,
+    device_count,
+    empty,
+    equal,
+    full,
+    get_device_capability,
+    get_device_name,
+    get_rng_state,
+    get_rng_state_all,
+    graph_pool_handle,
+    initial_seed,
+    is_available,
+    is_current_stream_capturing,
+    manual_seed,
+    manual_seed_all,
+    ones,
+    rand,
+    randint,
+    randn,
+    randperm,
+    seed,
+    seed_all,
+    set_device,
+    set_rng_state,
+    set_rng_state_all,
+    set_stream,
+    synchronize,
+    zeros,
+)
+from ._device import DeviceProperties, get_device_properties, device
+from ._dlpack import from_dlpack
+from ._graphs import graph
+from ._streams import ExternalStream, StreamContext, stream
+from . import memory, nvtx, jiterator, tunable, profiler
+from .memory import *  # noqa: F403 (torch.cuda re-exports torch.cuda.memory the same way)
+
+__version__ = "0.1.0"
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,33 @@
+"""The CUPTI profiler with Chrome/Perfetto export, and torch.cuda.profiler's start/stop."""
+
+from __future__ import annotations
+
+import contextlib
+
+from . import _cudakit
+from ._cudakit import Profiler
+
+__all__ = ["Profiler", "profile", "start", "stop"]
+
+
+def start() -> None:
+    """cudaProfilerStart (torch.cuda.profiler.start)."""
+    _cudakit._cuda_profiler_start()
+
+
+def stop() -> None:
+    """cudaProfilerStop (torch.cuda.profiler.stop)."""
+    _cudakit._cuda_profiler_stop()
+
+
+@contextlib.contextmanager
+def profile(trace_path: str | None = None, **options):
+    """`with cudakit.profiler.profile("trace.json") as p:` — records CUPTI activity inside the
+    block and, given a path, writes the Chrome/Perfetto trace there at the end."""
+    p = Profiler(start=True, **options)
+    try:
+        yield p
+    finally:
+        p.stop()
+        if trace_path is not None:
+            p.export_chrome_trace(trace_path)

@@ -1,0 +1,67 @@
+"""cudakit's caching allocator inside PyTorch.
+
+`use_cudakit_allocator()` hands torch's CUDA allocations to cudakit through
+torch.cuda.memory.CUDAPluggableAllocator: torch dlopens this package's extension and calls its C
+functions `cudakit_torch_malloc` / `cudakit_torch_free`. Do it before torch allocates any CUDA
+memory (torch refuses to change allocators after that). From then on cudakit's statistics,
+snapshots and viewer describe torch's memory: `cudakit.memory_stats()`,
+`cudakit.memory._snapshot()`, `cudakit.memory._dump_snapshot("snap.json")` then
+`cudakit memviz snap.json -o memory.html`; torch's own torch.cuda.memory_stats() is empty under
+any pluggable allocator.
+
+From the environment, before the program starts (no change to its code):
+
+    export CUDAKIT_TORCH_ALLOCATOR=1
+    export PYTHONPATH="$(python -m cudakit.torch --startup-dir)${PYTHONPATH:+:$PYTHONPATH}"
+    python train.py
+
+The folder holds a sitecustomize.py that installs the allocator at interpreter start when
+CUDAKIT_TORCH_ALLOCATOR=1 (it imports torch then; it replaces any other sitecustomize on the path).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import _cudakit
+
+MALLOC_SYMBOL = "cudakit_torch_malloc"
+FREE_SYMBOL = "cudakit_torch_free"
+
+_installed = None
+
+
+def allocator_library() -> str:
+    """The shared object torch dlopens: this package's extension, which exports both functions."""
+    return _cudakit.__file__
+
+
+def use_cudakit_allocator():
+    """Makes cudakit's caching allocator torch's CUDA allocator; returns the
+    CUDAPluggableAllocator. Calling it again returns the one installed."""
+    global _installed
+    if _installed is not None:
+        return _installed
+    from torch.cuda.memory import CUDAPluggableAllocator, change_current_allocator
+
+    allocator = CUDAPluggableAllocator(allocator_library(), MALLOC_SYMBOL, FREE_SYMBOL)
+    change_current_allocator(allocator)
+    _installed = allocator
+    return allocator
+
+
+def is_installed() -> bool:
+    return _installed is not None
+
+
+def startup_dir() -> str:
+    """The folder whose sitecustomize.py installs the allocator when CUDAKIT_TORCH_ALLOCATOR=1."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_startup")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--startup-dir"]:
+        print(startup_dir())
+    else:
+        print(__doc__)

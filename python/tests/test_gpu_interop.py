@@ -1,0 +1,204 @@
+"""GPU tier: DLPack and __cuda_array_interface__ with PyTorch, CuPy, JAX and NumPy, the stream
+protocol, and cudakit's allocator inside PyTorch (skips, visibly, without a GPU or the library)."""
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+import cudakit
+from conftest import requires_gpu
+
+pytestmark = requires_gpu
+
+# Cycles of torch.cuda._sleep that keep a stream busy for tens of milliseconds on any current GPU.
+_BUSY_CYCLES = 200_000_000
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+def _streams(torch):
+    """Two torch streams whose first allocation is behind them (a fresh stream's first one may
+    reach cudaMalloc, which the timing-sensitive tests must not wait on)."""
+    streams = torch.cuda.Stream(), torch.cuda.Stream()
+    for s in streams:
+        with torch.cuda.stream(s):
+            torch.ones(1, device="cuda")
+    torch.cuda.synchronize()
+    return streams
+
+
+def test_torch_reads_cudakit_memory_and_back(torch):
+    a = cudakit.arange(6).reshape([2, 3])
+    t = torch.from_dlpack(a)
+    assert t.device.type == "cuda" and t.shape == (2, 3) and t.data_ptr() == a.data_ptr()
+    t.mul_(2)
+    torch.cuda.synchronize()
+    assert a.tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+    back = cudakit.from_dlpack(t.T)
+    assert back.data_ptr() == a.data_ptr() and back.stride() == (1, 3)
+    for dtype in (torch.float16, torch.bfloat16, torch.int64, torch.bool, torch.uint8):
+        x = torch.ones(3, dtype=dtype, device="cuda")
+        assert cudakit.from_dlpack(x).dtype == str(dtype).removeprefix("torch.")
+        assert torch.equal(torch.from_dlpack(cudakit.from_dlpack(x)), x)
+
+
+def test_torch_keeps_cudakit_memory_alive(torch):
+    a = cudakit.full([1024], 3.0)
+    t = torch.from_dlpack(a)
+    del a
+    import gc
+    gc.collect()
+    assert t.sum().item() == 3.0 * 1024
+
+
+@contextlib.contextmanager
+def _busy_producer(torch):
+    """A cudakit array, and inside the block cudakit's current stream a torch stream kept busy
+    (the producer), beside an idle one (the consumer)."""
+    producer, consumer = _streams(torch)
+    a = cudakit.zeros([1024])
+    torch.cuda.synchronize()
+    with cudakit.stream(cudakit.ExternalStream(producer.cuda_stream)):
+        with torch.cuda.stream(producer):
+            torch.cuda._sleep(_BUSY_CYCLES)
+        yield producer, consumer, a
+
+
+def test_producer_orders_the_consumers_stream_without_a_host_sync(torch):
+    with _busy_producer(torch) as (producer, consumer, a):
+        started = time.perf_counter()
+        capsule = a.__dlpack__(stream=consumer.cuda_stream, max_version=(1, 0))
+        took = time.perf_counter() - started
+    with torch.cuda.stream(consumer):
+        torch.ones(1, device="cuda")
+    assert not consumer.query()  # waits on the producer's event
+    assert not producer.query()  # and the call did not wait for the producer
+    assert took < 0.01
+    consumer.synchronize()
+    assert producer.query()  # the consumer's work came after the producer's
+    del capsule
+
+
+def test_stream_minus_one_asks_for_no_synchronization(torch):
+    with _busy_producer(torch) as (producer, consumer, a):
+        a.__dlpack__(stream=-1, max_version=(1, 0))
+    with torch.cuda.stream(consumer):
+        torch.ones(1, device="cuda")
+    consumer.synchronize()
+    assert not producer.query()
+    producer.synchronize()
+
+
+def test_stream_values_of_the_protocol(torch):
+    a = cudakit.zeros([4])
+    with pytest.raises(ValueError, match="stream=0 is ambiguous"):
+        a.__dlpack__(stream=0)
+    for value in (None, 1, 2):
+        cudakit.from_dlpack(a.__dlpack__(stream=value, max_version=(1, 0)))
+    s = cudakit.Stream()
+    cudakit.from_dlpack(a.__dlpack__(stream=s.cuda_stream, max_version=(1, 0)))
+
+
+def test_consumer_passes_its_current_stream(torch):
+    producer, consumer = _streams(torch)
+    with torch.cuda.stream(producer):
+        t = torch.zeros(1024, device="cuda")
+        torch.cuda._sleep(_BUSY_CYCLES)
+        with cudakit.stream(cudakit.ExternalStream(consumer.cuda_stream)):
+            a = cudakit.from_dlpack(t)
+            a.fill_(1.0)  # queued on the consumer stream, after torch's event
+    assert not consumer.query()
+    consumer.synchronize()
+    assert producer.query()
+    assert a.tolist()[:2] == [1.0, 1.0]
+
+
+def test_cupy_both_ways():
+    cupy = pytest.importorskip("cupy")
+    a = cudakit.arange(5)
+    c = cupy.from_dlpack(a)
+    assert int(c.data.ptr) == a.data_ptr() and c.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    via_cai = cupy.asarray(a)
+    assert int(via_cai.data.ptr) == a.data_ptr()
+    back = cudakit.from_dlpack(cupy.arange(4, dtype=cupy.int32)[::-1])
+    assert back.tolist() == [3, 2, 1, 0]
+
+
+def test_jax_both_ways():
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX sees no GPU")
+    a = cudakit.arange(4)
+    j = jnp.from_dlpack(a)
+    assert j.tolist() == [0.0, 1.0, 2.0, 3.0]
+    back = cudakit.from_dlpack(jnp.arange(3, dtype=jnp.int32))
+    assert back.device.startswith("cuda") and back.tolist() == [0, 1, 2]
+
+
+def test_numpy_through_the_host():
+    np = pytest.importorskip("numpy")
+    n = np.arange(4.0)
+    a = cudakit.from_dlpack(n).cuda()
+    assert a.is_cuda and a.tolist() == [0.0, 1.0, 2.0, 3.0]
+    host = np.from_dlpack(a, device="cpu")  # dl_device=(1, 0): cudakit copies to the host
+    assert host.tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(BufferError, match="copy=False forbids"):
+        a.__dlpack__(max_version=(1, 0), dl_device=(1, 0), copy=False)
+
+
+_ALLOCATOR_SCRIPT = r"""
+import cudakit, cudakit.torch
+{install}
+import torch
+cudakit.synchronize()
+base = cudakit.memory_allocated()
+x = torch.zeros(1 << 20, dtype=torch.uint8, device="cuda")
+assert cudakit.memory_allocated() >= base + (1 << 20), (cudakit.memory_allocated(), base)
+y = (x.float() + 1).sum()
+assert y.item() == float(1 << 20)
+del x, y
+torch.cuda.synchronize()
+assert cudakit.memory_allocated() == base, (cudakit.memory_allocated(), base)
+stats = cudakit.memory_stats()
+assert stats["num_alloc_retries"] == 0 and stats["allocation.all.allocated"] >= 2
+m = torch.nn.Linear(64, 64).cuda()
+loss = m(torch.randn(8, 64, device="cuda")).square().sum()
+loss.backward()
+torch.cuda.synchronize()
+assert cudakit.max_memory_allocated() > 0
+print("ALLOCATOR-OK", torch.cuda.memory.get_allocator_backend() if hasattr(torch.cuda.memory, "get_allocator_backend") else "")
+"""
+
+
+def _startup_dir():
+    import cudakit.torch
+
+    return cudakit.torch.startup_dir()
+
+
+def _run(script, env=None):
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
+
+
+def test_cudakits_allocator_inside_torch(torch):
+    result = _run(_ALLOCATOR_SCRIPT.format(install="cudakit.torch.use_cudakit_allocator()"))
+    assert result.returncode == 0, result.stderr
+    assert "ALLOCATOR-OK" in result.stdout
+
+
+def test_the_environment_recipe_installs_the_allocator(torch):
+    env = {"CUDAKIT_TORCH_ALLOCATOR": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [_startup_dir(), os.environ.get("PYTHONPATH")]))}
+    result = _run(_ALLOCATOR_SCRIPT.format(install="assert cudakit.torch.is_installed()"), env)
+    assert result.returncode == 0, result.stderr
+    assert "ALLOCATOR-OK" in result.stdout
