@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "cudakit/core/launch.cuh"
 
@@ -189,28 +190,42 @@ __global__ void gemv_reduce_kernel(GemvProblem p, int splits, const float* parti
 
 int padded_s(std::int64_t s) { return s <= 1 ? 1 : s <= 2 ? 2 : s <= 4 ? 4 : s <= 8 ? 8 : 16; }
 
+// What the GEMV's kernels touch, for the trace hooks: the GEMM's operands and the workspace
+// (each kernel declares them all: the first writes the workspace or the output, the second reads
+// the one and writes the other).
+struct GemvAccesses {
+  std::span<const MemoryAccess> operands;
+  MemoryAccess workspace;
+  std::vector<MemoryAccess> operator()() const {
+    std::vector<MemoryAccess> all(operands.begin(), operands.end());
+    all.push_back(workspace);
+    return all;
+  }
+};
+
 template <class T, int S>
-void launch_typed(const GemvProblem& p, int splits, float* partial, StreamRef stream) {
+void launch_typed(const GemvProblem& p, int splits, float* partial, StreamRef stream, const GemvAccesses& accesses) {
   constexpr int R = S >= 8 ? 4 : 2;
   const std::int64_t groups = (p.rows + std::int64_t{kWarps} * R - 1) / (std::int64_t{kWarps} * R);
   const dim3 grid(static_cast<unsigned>(groups), static_cast<unsigned>(splits), static_cast<unsigned>(p.batch));
-  launch_kernel("tunable.gemv", gemv_kernel<T, S, R>, {grid, dim3(kThreads)}, stream, p, splits, partial);
+  launch_kernel("tunable.gemv", gemv_kernel<T, S, R>, {grid, dim3(kThreads)}, stream, with_accesses(accesses), p,
+                splits, partial);
   if (splits > 1) {
     const std::int64_t elements = p.rows * p.s * p.batch;
     launch_kernel("tunable.gemv_reduce", gemv_reduce_kernel<T, S>,
-                  {dim3(static_cast<unsigned>((elements + 255) / 256)), dim3(256)}, stream, p, splits,
-                  static_cast<const float*>(partial));
+                  {dim3(static_cast<unsigned>((elements + 255) / 256)), dim3(256)}, stream, with_accesses(accesses), p,
+                  splits, static_cast<const float*>(partial));
   }
 }
 
 template <class T>
-void launch_for_s(const GemvProblem& p, int splits, float* partial, StreamRef stream) {
+void launch_for_s(const GemvProblem& p, int splits, float* partial, StreamRef stream, const GemvAccesses& accesses) {
   switch (padded_s(p.s)) {
-    case 1: return launch_typed<T, 1>(p, splits, partial, stream);
-    case 2: return launch_typed<T, 2>(p, splits, partial, stream);
-    case 4: return launch_typed<T, 4>(p, splits, partial, stream);
-    case 8: return launch_typed<T, 8>(p, splits, partial, stream);
-    default: return launch_typed<T, 16>(p, splits, partial, stream);
+    case 1: return launch_typed<T, 1>(p, splits, partial, stream, accesses);
+    case 2: return launch_typed<T, 2>(p, splits, partial, stream, accesses);
+    case 4: return launch_typed<T, 4>(p, splits, partial, stream, accesses);
+    case 8: return launch_typed<T, 8>(p, splits, partial, stream, accesses);
+    default: return launch_typed<T, 16>(p, splits, partial, stream, accesses);
   }
 }
 
@@ -285,12 +300,15 @@ std::size_t gemv_workspace_bytes(const GemvProblem& p, int splits) {
          static_cast<std::size_t>(padded_s(p.s)) * sizeof(float);
 }
 
-void launch_gemv(const GemvProblem& p, int splits, void* workspace, StreamRef stream) {
+void launch_gemv(const GemvProblem& p, int splits, void* workspace, StreamRef stream,
+                 std::span<const MemoryAccess> operands) {
   float* partial = static_cast<float*>(workspace);
+  const GemvAccesses accesses{operands, {workspace, gemv_workspace_bytes(p, splits), MemoryAccess::Mode::read_write,
+                                         "workspace"}};
   switch (p.dtype) {
-    case GemmDType::float16: return launch_for_s<__half>(p, splits, partial, stream);
-    case GemmDType::bfloat16: return launch_for_s<__nv_bfloat16>(p, splits, partial, stream);
-    default: return launch_for_s<float>(p, splits, partial, stream);
+    case GemmDType::float16: return launch_for_s<__half>(p, splits, partial, stream, accesses);
+    case GemmDType::bfloat16: return launch_for_s<__nv_bfloat16>(p, splits, partial, stream, accesses);
+    default: return launch_for_s<float>(p, splits, partial, stream, accesses);
   }
 }
 

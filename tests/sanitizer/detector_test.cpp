@@ -29,7 +29,7 @@ namespace cudakit::testing {
 
 // Outside an anonymous namespace, so that its name is exported and appears in captured stacks.
 [[gnu::noinline]] std::vector<RaceReport> run_with_stacks(const EventProgram& p) {
-  Detector detector({.stacks = true, .uninitialized_reads = false});
+  Detector detector({.stacks = cudakit::sanitizer::StackCapture::frame_pointers, .uninitialized_reads = false});
   return p.run(detector);
 }
 
@@ -120,7 +120,7 @@ TEST(SanitizerDetector, UndeclaredLaunchesAreCountedAsUnchecked) {
   EventProgram p;
   p.undeclared_kernel(stream(0), "raw_a").undeclared_kernel(stream(0), "raw_a").undeclared_kernel(stream(1), "raw_b");
   p.kernel(stream(0), {wr(buffer(0), N)});
-  Detector d({.stacks = false});
+  Detector d({.stacks = cudakit::sanitizer::StackCapture::off});
   EXPECT_TRUE(p.run(d).empty());
   EXPECT_EQ(d.stats().unchecked_launches, 3u);
   EXPECT_EQ(d.stats().operations, 4u);
@@ -134,7 +134,7 @@ TEST(SanitizerDetector, ABufferUsedWholeStaysOneRange) {
     p.kernel(stream(0), {wr(buffer(0), N / 4)}).kernel(stream(0), {wr(buffer(0) + N / 4, 3 * N / 4)});
     p.kernel(stream(0), {wr(buffer(0), N)});
   }
-  Detector d({.stacks = false});
+  Detector d({.stacks = cudakit::sanitizer::StackCapture::off});
   EXPECT_TRUE(p.run(d).empty());
   EXPECT_EQ(d.stats().shadow_ranges, 1u);
 }
@@ -143,7 +143,7 @@ TEST(SanitizerDetector, UninitializedReadsCanBeTurnedOff) {
   EventProgram p;
   p.alloc(stream(0), buffer(0), N).kernel(stream(0), {rd(buffer(0), N)});
   EXPECT_EQ(p.run().size(), 1u);
-  EXPECT_TRUE(p.run({.stacks = false, .uninitialized_reads = false}).empty());
+  EXPECT_TRUE(p.run({.stacks = cudakit::sanitizer::StackCapture::off, .uninitialized_reads = false}).empty());
 }
 
 TEST(SanitizerDetector, ARaceIsReportedOnceThenTheWriteIsTracked) {
@@ -160,7 +160,7 @@ TEST(SanitizerDetector, ReplaysAreCountedAndEachReplayIsChecked) {
   p.alloc(stream(0), buffer(0), N).capture_begin(stream(0), 7).kernel(stream(0), {wr(buffer(0), N)});
   p.capture_end(stream(0), 7);
   p.replay(7, stream(1)).sync_stream(stream(1)).replay(7, stream(1)).kernel(stream(2), {rd(buffer(0), N)});
-  Detector d({.stacks = false});
+  Detector d({.stacks = cudakit::sanitizer::StackCapture::off});
   const auto reports = p.run(d);
   EXPECT_EQ(d.stats().replayed_operations, 2u);
   ASSERT_EQ(reports.size(), 1u);  // the second replay's write, unordered with stream 2's read
@@ -183,7 +183,7 @@ EventProgram racy_program() {
 }
 
 TEST(Sanitizer, ThrowModeRefusesTheOperationWithTheReport) {
-  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::throw_error, {.stacks = false});
+  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::throw_error, {.stacks = cudakit::sanitizer::StackCapture::off});
   EXPECT_TRUE(cudakit::sanitizer::enabled());
   try {
     emit(racy_program());
@@ -201,7 +201,7 @@ TEST(Sanitizer, ThrowModeRefusesTheOperationWithTheReport) {
 }
 
 TEST(Sanitizer, LogModeKeepsGoingAndKeepsTheReports) {
-  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::log, {.stacks = false});
+  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::log, {.stacks = cudakit::sanitizer::StackCapture::off});
   EXPECT_NO_THROW(emit(racy_program()));
   const auto reports = cudakit::sanitizer::reports();
   cudakit::sanitizer::disable();
@@ -217,7 +217,7 @@ TEST(Sanitizer, LogModeKeepsGoingAndKeepsTheReports) {
 TEST(Sanitizer, AbortModeAborts) {
   EXPECT_DEATH(
       {
-        cudakit::sanitizer::enable(cudakit::sanitizer::Mode::abort, {.stacks = false});
+        cudakit::sanitizer::enable(cudakit::sanitizer::Mode::abort, {.stacks = cudakit::sanitizer::StackCapture::off});
         emit(racy_program());
       },
       "read-after-write");
@@ -243,7 +243,7 @@ TEST(Sanitizer, ModesParseAndABadOneIsNamed) {
 }
 
 TEST(SanitizerThreads, OperationsFromManyThreadsAreSerialized) {
-  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::log, {.stacks = false});
+  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::log, {.stacks = cudakit::sanitizer::StackCapture::off});
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([t] {

@@ -4,8 +4,10 @@
 
 
 #include <cstdint>
+#include <span>
 
 #include "cudakit/core/stream_ref.hpp"
+#include "cudakit/core/trace_event.hpp"
 #include "cudakit/tunable/gemm_key.hpp"
 
 namespace cudakit::tunable::detail {
@@ -35,7 +37,10 @@ struct GemvProblem {
                                        const void* bias, double alpha, double beta);
 // Bytes of float scratch a launch with `splits` needs (0 for one split).
 [[nodiscard]] std::size_t gemv_workspace_bytes(const GemvProblem& p, int splits);
-// Queues the GEMV on `stream`; `workspace` holds gemv_workspace_bytes(p, splits).
-void launch_gemv(const GemvProblem& p, int splits, void* workspace, StreamRef stream);
+// Queues the GEMV on `stream`; `workspace` holds gemv_workspace_bytes(p, splits). `operands`: the
+// GEMM's byte ranges (gemm_accesses), which its kernels declare to the trace hooks with the
+// workspace's.
+void launch_gemv(const GemvProblem& p, int splits, void* workspace, StreamRef stream,
+                 std::span<const MemoryAccess> operands);
 
 }  // namespace cudakit::tunable::detail
