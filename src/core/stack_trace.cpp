@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/detail/elf_symbol_table.hpp"
@@ -37,6 +38,8 @@ namespace cudakit {
 // through a foreign frame can yield a wrong outer frame, never a bad read. The trace hooks make
 // the function they expand in keep a frame pointer (CUDAKIT_TRACE), so a program's function into
 // which cudakit's header templates (launch_kernel) are inlined still chains to its caller.
+// symbolize_stack ends a stack at the first address that no loaded module holds: past a foreign
+// frame, what passed the checks may still be data rather than a return address.
 // StackWalk::unwinder stays for programs that want every frame whatever their build.
 
 namespace {
@@ -66,6 +69,9 @@ const StackBounds& thread_stack_bounds() {
   return bounds;
 }
 
+// No code lies in the first page: a "return address" below it is a record that is not one.
+constexpr std::uintptr_t kLowestCode = 4096;
+
 #if defined(__x86_64__) || defined(__aarch64__)
 constexpr bool kFramePointerRecords = true;
 #else
@@ -83,9 +89,9 @@ std::uintptr_t strip_return_address(std::uintptr_t address) {
 
 }  // namespace
 
-// Not inlined and not instrumented: the frame it starts from is its own, and it reads other
-// functions' frame records, which AddressSanitizer may think of as another frame's.
-[[gnu::noinline]] __attribute__((no_sanitize("address"))) std::size_t
+// Not inlined (the frame it starts from is its own) and not instrumented (it reads other
+// functions' frame records, which AddressSanitizer may take for parts of another frame).
+[[gnu::noinline]] __attribute__((no_sanitize("address", "thread"))) std::size_t
 capture_return_addresses(std::span<void*> out, int skip, StackWalk walk) {
   skip = std::max(0, skip);
   const StackBounds& bounds = thread_stack_bounds();
@@ -102,11 +108,16 @@ capture_return_addresses(std::span<void*> out, int skip, StackWalk walk) {
   }
   std::size_t n = 0;
   while (n < out.size()) {
-    if (frame % alignof(std::uintptr_t) != 0 || frame < bounds.low || bounds.high - frame < 2 * sizeof(void*)) break;
+    // The record (two words) lies inside the stack: frame >= low and frame + 16 <= high, written
+    // so that a frame above the stack cannot wrap the subtraction around.
+    if (frame % alignof(std::uintptr_t) != 0 || frame < bounds.low || frame >= bounds.high ||
+        bounds.high - frame < 2 * sizeof(void*)) {
+      break;
+    }
     const auto* record = reinterpret_cast<const std::uintptr_t*>(frame);
     const std::uintptr_t caller_frame = record[0];
     const std::uintptr_t return_address = strip_return_address(record[1]);
-    if (return_address == 0) break;
+    if (return_address < kLowestCode) break;
     if (skip > 0) {
       --skip;
     } else {
@@ -140,15 +151,14 @@ const detail::ElfSymbolTable& module_symbols(const std::string& path) {
   return *table;
 }
 
-StackFrame name_frame(void* address) {
+// The frame of `address`; nullopt where no loaded module holds it.
+std::optional<StackFrame> name_frame(void* address) {
   const auto call = reinterpret_cast<std::uintptr_t>(address) - 1;
   Dl_info info{};
   link_map* module = nullptr;
   StackFrame f;
   if (dladdr1(reinterpret_cast<void*>(call), &info, reinterpret_cast<void**>(&module), RTLD_DL_LINKMAP) == 0) {
-    f.name = detail::concat("0x", std::hex, reinterpret_cast<std::uintptr_t>(address));
-    f.filename = "??";
-    return f;
+    return std::nullopt;
   }
   f.filename = info.dli_fname && *info.dli_fname ? info.dli_fname : "??";
   if (info.dli_sname) {
@@ -173,7 +183,9 @@ StackFrame name_frame(void* address) {
 StackFrames symbolize_stack(std::span<void* const> addresses, std::span<const std::string_view> hidden_prefixes) {
   StackFrames frames;
   for (void* address : addresses) {
-    StackFrame f = name_frame(address);
+    std::optional<StackFrame> named = name_frame(address);
+    if (!named) break;  // not code: See Note [Frame-pointer stacks]
+    StackFrame& f = *named;
     if (std::any_of(hidden_prefixes.begin(), hidden_prefixes.end(),
                     [&](std::string_view p) { return f.name.starts_with(p); })) {
       continue;

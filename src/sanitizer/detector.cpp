@@ -51,6 +51,9 @@ namespace cudakit::sanitizer {
 // in capture order, the capture's stream mapped to t and each other captured stream to a stream
 // of the graph's own, so the graph's inner ordering (its events) and its ordering against t's
 // work are both checked at every replay.
+// Stacks: each operation's C++ stack is captured once (frame pointers by default, See Note
+// [Frame-pointer stacks] in core/stack_trace.cpp), interned in a StackTable (an operation holds a
+// 32-bit id) and symbolized only when a report names the operation.
 
 namespace {
 
@@ -65,7 +68,8 @@ using detail::VectorClock;
 
 // Frames of the hooks' and the sanitizer's own dispatch, in every stack: left out of reports.
 constexpr std::string_view kHiddenFrames[] = {"cudakit::sanitizer::", "cudakit::detail::emit_trace_event",
-                                              "cudakit::detail::ListenerSet", "std::"};
+                                              "cudakit::detail::ListenerSet", "cudakit::detail::trace_launch",
+                                              "std::"};
 
 struct StreamState {
   cudaStream_t handle = nullptr;

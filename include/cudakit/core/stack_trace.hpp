@@ -36,7 +36,8 @@ enum class StackWalk : std::uint8_t {
 [[nodiscard]] std::size_t capture_return_addresses(std::span<void*> out, int skip = 0,
                                                    StackWalk walk = StackWalk::frame_pointers);
 // The frames of `addresses` (return addresses, as capture_return_addresses gives them), without
-// those whose name starts with one of `hidden_prefixes`.
+// those whose name starts with one of `hidden_prefixes`, up to the first address that no loaded
+// module holds.
 [[nodiscard]] StackFrames symbolize_stack(std::span<void* const> addresses,
                                           std::span<const std::string_view> hidden_prefixes = {});
 // The demangled form of a C++ symbol; the text itself when it is not one; "<unnamed>" for null.
