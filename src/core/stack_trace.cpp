@@ -64,9 +64,27 @@ StackBounds query_stack_bounds() {
   return bounds;
 }
 
+// Cached per thread behind a pthread key, not a thread_local: libcudakit's TLS must fit the
+// static TLS that glibc keeps spare for libraries loaded by dlopen (tests/dlopen_library.cpp),
+// and it is close to full.
+// Unknown bounds (empty) make the walk fall back to the unwinder.
 const StackBounds& thread_stack_bounds() {
-  thread_local const StackBounds bounds = query_stack_bounds();
-  return bounds;
+  static const StackBounds unknown;
+  static const std::optional<pthread_key_t> key = []() -> std::optional<pthread_key_t> {
+    pthread_key_t k{};
+    if (pthread_key_create(&k, [](void* bounds) { delete static_cast<StackBounds*>(bounds); }) != 0) {
+      return std::nullopt;
+    }
+    return k;
+  }();
+  if (!key) return unknown;
+  if (const void* known = pthread_getspecific(*key)) return *static_cast<const StackBounds*>(known);
+  auto* bounds = new StackBounds(query_stack_bounds());
+  if (pthread_setspecific(*key, bounds) != 0) {
+    delete bounds;
+    return unknown;
+  }
+  return *bounds;
 }
 
 // No code lies in the first page: a "return address" below it is a record that is not one.
