@@ -97,7 +97,7 @@ ElfSymbolTable ElfSymbolTable::read(const ReadAt& read_at, std::uint64_t file_si
 ElfSymbolTable ElfSymbolTable::parse(std::span<const std::byte> image) {
   return read(
       [&](std::uint64_t offset, std::span<std::byte> out) {
-        std::memcpy(out.data(), image.data() + offset, out.size());
+        if (!out.empty()) std::memcpy(out.data(), image.data() + offset, out.size());  // (null for none)
         return true;
       },
       image.size());
