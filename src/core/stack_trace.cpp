@@ -116,13 +116,24 @@ capture_return_addresses(std::span<void*> out, int skip, StackWalk walk) {
   auto frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
   if (walk == StackWalk::unwinder || !kFramePointerRecords || frame < bounds.low || frame >= bounds.high) {
     // Asked for, or a stack whose bounds are not known (a coroutine's, a signal stack). The
-    // first address backtrace gives is inside this function.
+    // caller's frame is the one returning where this function returns: before it, this
+    // function's and whatever wraps backtrace (AddressSanitizer intercepts it).
     void* buffer[256];
-    const auto wanted = static_cast<int>(std::min<std::size_t>(out.size() + 1 + skip, std::size(buffer)));
+    constexpr std::size_t kOwnFrames = 4;
+    const auto wanted = static_cast<int>(std::min<std::size_t>(out.size() + kOwnFrames + skip, std::size(buffer)));
     const int n = backtrace(buffer, wanted);
-    const int first = std::min(n, 1 + skip);
-    std::copy(buffer + first, buffer + n, out.begin());
-    return static_cast<std::size_t>(n - first);
+    const void* const return_address = __builtin_return_address(0);
+    int caller = std::min(n, 1);
+    for (int i = 0; i < n; ++i) {
+      if (buffer[i] == return_address) {
+        caller = i;
+        break;
+      }
+    }
+    const int first = std::min(n, caller + skip);
+    const int last = std::min(n, first + static_cast<int>(out.size()));
+    std::copy(buffer + first, buffer + last, out.begin());
+    return static_cast<std::size_t>(last - first);
   }
   std::size_t n = 0;
   while (n < out.size()) {
