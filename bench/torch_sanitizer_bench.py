@@ -15,6 +15,9 @@ REPS = 7
 def measure(on):
     import torch
     if on:
+        # A submodule torch does not import itself (torch 2.11: torch.cuda has no attribute
+        # _sanitizer until it is imported).
+        import torch.cuda._sanitizer
         torch.cuda._sanitizer.enable_cuda_sanitizer()
     times = []
     for rep in range(REPS + 1):

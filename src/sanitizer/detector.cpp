@@ -10,7 +10,9 @@
 #include <utility>
 
 #include "cudakit/core/stack_trace.hpp"
+#include "cudakit/core/error.hpp"
 #include "sanitizer/detail/shadow_memory.hpp"
+#include "sanitizer/detail/stack_table.hpp"
 #include "sanitizer/detail/vector_clock.hpp"
 
 namespace cudakit::sanitizer {
@@ -49,6 +51,9 @@ namespace cudakit::sanitizer {
 // in capture order, the capture's stream mapped to t and each other captured stream to a stream
 // of the graph's own, so the graph's inner ordering (its events) and its ordering against t's
 // work are both checked at every replay.
+// Stacks: each operation's C++ stack is captured once (frame pointers by default, See Note
+// [Frame-pointer stacks] in core/stack_trace.cpp), interned in a StackTable (an operation holds a
+// 32-bit id) and symbolized only when a report names the operation.
 
 namespace {
 
@@ -58,11 +63,13 @@ using detail::OperationPtr;
 using detail::Segment;
 using detail::SegmentState;
 using detail::ShadowMemory;
+using detail::StackTable;
 using detail::VectorClock;
 
 // Frames of the hooks' and the sanitizer's own dispatch, in every stack: left out of reports.
 constexpr std::string_view kHiddenFrames[] = {"cudakit::sanitizer::", "cudakit::detail::emit_trace_event",
-                                              "cudakit::detail::ListenerSet", "std::"};
+                                              "cudakit::detail::ListenerSet", "cudakit::detail::trace_launch",
+                                              "std::"};
 
 struct StreamState {
   cudaStream_t handle = nullptr;
@@ -91,7 +98,7 @@ struct RecordedOp {
   cudaEvent_t event = nullptr;
   const char* name = nullptr;
   std::vector<MemoryAccess> accesses;
-  std::vector<void*> frames;
+  std::uint32_t stack = StackTable::kNoStack;
 };
 
 struct Capture {
@@ -125,6 +132,7 @@ class Detector::Impl {
     DetectorStats s = stats_;
     s.streams = streams_.size();
     s.shadow_ranges = shadow_.size();
+    s.stacks = stacks_.size();
     return s;
   }
   std::vector<const char*> unchecked_kernels() const { return {unchecked_.begin(), unchecked_.end()}; }
@@ -142,16 +150,13 @@ class Detector::Impl {
     host_.merge(vc);
     ++host_epoch_;
   }
-  OperationPtr make_operation(TraceEventKind kind, const char* name, std::uint32_t s, std::vector<void*> frames);
-  std::vector<void*> capture_frames() const {
-    // Skipped: capture_frames, make_operation/on_event and the listener; the rest are hidden by name.
-    return options_.stacks ? cudakit::capture_return_addresses(2, options_.stack_depth) : std::vector<void*>{};
-  }
+  OperationPtr make_operation(TraceEventKind kind, const char* name, std::uint32_t s, std::uint32_t stack);
+  std::uint32_t capture_frames();
 
   // The operations that touch memory, applied now or recorded by a capture.
-  void issue(const TraceEvent& e, std::uint32_t s, std::span<const MemoryAccess> accesses, std::vector<void*> frames);
+  void issue(const TraceEvent& e, std::uint32_t s, std::span<const MemoryAccess> accesses, std::uint32_t stack);
   void apply(TraceEventKind kind, const char* name, std::uint32_t s, std::span<const MemoryAccess> accesses,
-             std::vector<void*> frames);
+             std::uint32_t stack);
   void check_access(const Access& a);
   void on_allocation(const TraceEvent& e);
   void on_free(const TraceEvent& e);
@@ -182,6 +187,7 @@ class Detector::Impl {
   std::unordered_map<std::uintptr_t, int> capture_of_graph_;
   std::unordered_map<std::uintptr_t, RecordedGraph> graphs_;
   std::unordered_set<const char*> unchecked_;
+  StackTable stacks_;
   std::vector<RaceReport> found_;  // the current event's
 };
 
@@ -206,12 +212,24 @@ VectorClock& Detector::Impl::view(std::uint32_t s) {
   return st.clock;
 }
 
+// Not inlined: the frames it skips are its own caller's (the rest of the sanitizer's are hidden by
+// name in reports).
+[[gnu::noinline]] std::uint32_t Detector::Impl::capture_frames() {
+  if (options_.stacks == StackCapture::off) return StackTable::kNoStack;
+  void* frames[64];
+  const auto depth = static_cast<std::size_t>(std::clamp(options_.stack_depth, 0, 64));
+  const std::size_t n = cudakit::capture_return_addresses(
+      std::span(frames, depth), 1,
+      options_.stacks == StackCapture::unwinder ? StackWalk::unwinder : StackWalk::frame_pointers);
+  return stacks_.intern(std::span<void* const>(frames, n));
+}
+
 OperationPtr Detector::Impl::make_operation(TraceEventKind kind, const char* name, std::uint32_t s,
-                                            std::vector<void*> frames) {
+                                            std::uint32_t stack) {
   const auto ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - epoch_).count());
   return std::make_shared<const Operation>(
-      Operation{next_op_++, kind, name, streams_[s].handle, ns, std::move(frames)});
+      Operation{next_op_++, kind, name, streams_[s].handle, ns, stack});
 }
 
 std::vector<RaceReport> Detector::Impl::on_event(const TraceEvent& e) {
@@ -294,22 +312,22 @@ void Detector::Impl::join_capture(std::uint32_t s, int capture) {
 }
 
 void Detector::Impl::issue(const TraceEvent& e, std::uint32_t s, std::span<const MemoryAccess> accesses,
-                           std::vector<void*> frames) {
+                           std::uint32_t stack) {
   if (recording(s)) {
     captures_[static_cast<std::size_t>(streams_[s].capture)].ops.push_back(
         {.kind = e.kind, .stream = s, .name = e.name, .accesses = {accesses.begin(), accesses.end()},
-         .frames = std::move(frames)});
+         .stack = stack});
     return;
   }
-  apply(e.kind, e.name, s, accesses, std::move(frames));
+  apply(e.kind, e.name, s, accesses, stack);
 }
 
 void Detector::Impl::apply(TraceEventKind kind, const char* name, std::uint32_t s,
-                           std::span<const MemoryAccess> accesses, std::vector<void*> frames) {
+                           std::span<const MemoryAccess> accesses, std::uint32_t stack) {
   ++stats_.operations;
   VectorClock& clock = view(s);
   const std::uint64_t c = clock.advance(s);
-  const OperationPtr op = make_operation(kind, name, s, std::move(frames));
+  const OperationPtr op = make_operation(kind, name, s, stack);
   for (const MemoryAccess& m : accesses) {
     if (m.bytes == 0 || m.begin == nullptr) continue;
     check_access({.stream = s, .clock = c, .op = op, .begin = reinterpret_cast<std::uintptr_t>(m.begin),
@@ -464,7 +482,7 @@ void Detector::Impl::replay(std::uintptr_t graph, std::uint32_t t) {
       }
       default:
         ++stats_.replayed_operations;
-        apply(op.kind, op.name, s, op.accesses, op.frames);
+        apply(op.kind, op.name, s, op.accesses, op.stack);
         break;
     }
   }
@@ -474,7 +492,7 @@ AccessInfo Detector::Impl::info(const Access& a) const {
   AccessInfo i{.operation_id = a.op->id, .kind = a.op->kind, .name = a.op->name ? a.op->name : "",
                .stream = a.op->stream, .argument = a.argument ? a.argument : "", .begin = a.begin,
                .bytes = a.bytes, .mode = a.mode, .time_ns = a.op->time_ns};
-  if (!a.op->frames.empty()) i.stack = cudakit::symbolize_stack(a.op->frames, kHiddenFrames);
+  if (a.op->stack != StackTable::kNoStack) i.stack = cudakit::symbolize_stack(stacks_.frames(a.op->stack), kHiddenFrames);
   return i;
 }
 
@@ -502,11 +520,21 @@ void Detector::Impl::report(HazardKind kind, const Access& current, const Access
       const Allocation& a = block->second;
       AllocationInfo alloc{.begin = block->first, .bytes = a.end - block->first, .stream = streams_[a.stream].handle,
                            .operation_id = a.op->id, .time_ns = a.op->time_ns};
-      if (!a.op->frames.empty()) alloc.stack = cudakit::symbolize_stack(a.op->frames, kHiddenFrames);
+      if (a.op->stack != StackTable::kNoStack) {
+        alloc.stack = cudakit::symbolize_stack(stacks_.frames(a.op->stack), kHiddenFrames);
+      }
       r.allocation = std::move(alloc);
     }
   }
   found_.push_back(std::move(r));
+}
+
+StackCapture parse_stack_capture(std::string_view value) {
+  if (value.empty() || value == "fp") return StackCapture::frame_pointers;
+  if (value == "unwind") return StackCapture::unwinder;
+  if (value == "off" || value == "0") return StackCapture::off;
+  throw InvalidArgumentError("CUDAKIT_SANITIZER_STACKS", "'" + std::string(value) +
+                                                             "' is not a way to capture stacks: use fp, unwind or off");
 }
 
 Detector::Detector(DetectorOptions options) : impl_(std::make_unique<Impl>(options)) {}

@@ -54,13 +54,15 @@ void listen(const TraceEvent& event) {
   if (mode == Mode::abort) std::abort();
 }
 
-// CUDAKIT_SANITIZER, read when the library loads.
+// CUDAKIT_SANITIZER (and CUDAKIT_SANITIZER_STACKS), read when the library loads.
 [[maybe_unused]] const bool g_enabled_from_environment = [] {
   const char* value = std::getenv("CUDAKIT_SANITIZER");
   if (!value) return false;
   try {
     if (const std::optional<Mode> mode = parse_mode(value)) {
-      enable(*mode);
+      DetectorOptions options;
+      if (const char* stacks = std::getenv("CUDAKIT_SANITIZER_STACKS")) options.stacks = parse_stack_capture(stacks);
+      enable(*mode, options);
       return true;
     }
   } catch (const std::exception& e) {

@@ -2,6 +2,8 @@
 
 #include <cublas_v2.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <unordered_map>
 
@@ -10,6 +12,7 @@
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/trace_hooks.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/tensor/cublas_workspace.hpp"
 #include "cudakit/tensor/detail/cublas_context.hpp"
@@ -98,6 +101,50 @@ void check_pointers(const GemmArgs& args, const char* api) {
   }
 }
 
+// The bytes a column-major operand of `rows` x `cols` elements, `ld` apart, spans over `batch`
+// matrices `stride` apart: from its first element to its last.
+std::size_t operand_bytes(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch,
+                          std::int64_t stride, GemmDType dtype) {
+  if (rows <= 0 || cols <= 0 || batch <= 0) return 0;
+  const std::int64_t last = (cols - 1) * ld + rows + (batch - 1) * stride;
+  return static_cast<std::size_t>(last) * element_size(dtype);
+}
+
+}  // namespace
+
+namespace detail {
+
+std::array<MemoryAccess, 6> gemm_accesses(const GemmArgs& args) {
+  const GemmKey& k = args.key;
+  const bool ta = k.transa != 'n', tb = k.transb != 'n';
+  const MemoryAccess::Mode c_mode = args.beta != 0 ? MemoryAccess::Mode::read_write : MemoryAccess::Mode::write;
+  const std::size_t c_element = element_size(k.c_type);
+  return {{{args.a, operand_bytes(ta ? k.k : k.m, ta ? k.m : k.k, k.lda, k.batch, k.stride_a, k.a_type),
+            MemoryAccess::Mode::read, "a"},
+           {args.b, operand_bytes(tb ? k.n : k.k, tb ? k.k : k.n, k.ldb, k.batch, k.stride_b, k.b_type),
+            MemoryAccess::Mode::read, "b"},
+           {args.c, operand_bytes(k.m, k.n, k.ldc, k.batch, k.stride_c, k.c_type), c_mode, "c"},
+           {args.bias, args.bias ? static_cast<std::size_t>(std::max<std::int64_t>(k.m, 0)) * c_element : 0,
+            MemoryAccess::Mode::read, "bias"},
+           {args.scale_a, args.scale_a ? sizeof(float) : 0, MemoryAccess::Mode::read, "scale_a"},
+           {args.scale_b, args.scale_b ? sizeof(float) : 0, MemoryAccess::Mode::read, "scale_b"}}};
+}
+
+}  // namespace detail
+
+namespace {
+
+// The GEMM as one operation on `stream` for the trace hooks (cuBLAS's and cuBLASLt's kernels are
+// not launched through them).
+void trace_gemm(const GemmArgs& args, StreamRef stream) {
+  if (trace_hooks_active()) [[unlikely]] {
+    const auto accesses = detail::gemm_accesses(args);
+    cudakit::detail::emit_trace_event({.kind = TraceEventKind::kernel_launch, .device = stream.device(),
+                                       .stream = stream.handle(), .name = "tunable.gemm",
+                                       .accesses = accesses, .accesses_declared = true});
+  }
+}
+
 void run_cublas_default(const GemmArgs& args, StreamRef stream) {
   const GemmKey& key = args.key;
   const detail::LtTypes t = detail::lt_types(key);
@@ -173,6 +220,15 @@ GemmArgs completed(const GemmArgs& args, StreamRef stream) {
   return full;
 }
 
+// gemm() without reporting the GEMM to the trace hooks (`traced`: the caller has).
+void run_gemm(const GemmArgs& args, StreamRef s, bool traced) {
+  const GemmArgs full = completed(args, s);
+  check_pointers(full, "tunable::gemm");
+  DeviceGuard guard(s.device());
+  if (!traced) trace_gemm(full, s);
+  detail::run_plan(plan_for(full, s), full, s);
+}
+
 bool matmul_through_tunable(const tensor::MatmulCall& call) {
   GemmArgs args;
   GemmKey& key = args.key;
@@ -202,7 +258,7 @@ bool matmul_through_tunable(const tensor::MatmulCall& call) {
   args.a = call.a;
   args.b = call.b;
   args.c = call.c;
-  gemm(args, call.stream);
+  run_gemm(args, call.stream, true);  // tensor::matmul reported it, as one operation
   return true;
 }
 
@@ -259,7 +315,7 @@ void run_plan(Plan& plan, const GemmArgs& args, StreamRef stream) {
     case Solution::Kind::gemv: {
       const GemvProblem p = gemv_problem(key, args.a, args.b, args.c, args.bias, args.alpha, args.beta);
       DeviceBuffer workspace(gemv_workspace_bytes(p, plan.solution.gemv_splits), stream);
-      launch_gemv(p, plan.solution, workspace.get(), stream);
+      launch_gemv(p, plan.solution, workspace.get(), stream, gemm_accesses(args));
       return;
     }
   }
@@ -282,13 +338,7 @@ GemmKey complete_key(const GemmArgs& args, OptionalStream stream) {
   return completed(args, stream_or_current(stream)).key;
 }
 
-void gemm(const GemmArgs& args, OptionalStream stream) {
-  const StreamRef s = stream_or_current(stream);
-  const GemmArgs full = completed(args, s);
-  check_pointers(full, "tunable::gemm");
-  DeviceGuard guard(s.device());
-  detail::run_plan(plan_for(full, s), full, s);
-}
+void gemm(const GemmArgs& args, OptionalStream stream) { run_gemm(args, stream_or_current(stream), false); }
 
 void gemm_with_solution(const GemmArgs& args, const Solution& solution, OptionalStream stream) {
   const StreamRef s = stream_or_current(stream);
@@ -296,6 +346,7 @@ void gemm_with_solution(const GemmArgs& args, const Solution& solution, Optional
   check_pointers(full, "tunable::gemm_with_solution");
   full.key.validate("tunable::gemm_with_solution");
   DeviceGuard guard(s.device());
+  trace_gemm(full, s);
   // Cached like gemm()'s plans, under a key of their own table entry per solution.
   thread_local std::unordered_map<GemmKey, std::vector<detail::Plan>, GemmKeyHash> plans;
   std::vector<detail::Plan>& list = plans[full.key];

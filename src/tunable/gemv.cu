@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -449,11 +450,24 @@ __global__ void __launch_bounds__(kThreads) gemv_mma_kernel(GemvProblem p, int s
 
 int padded_s(std::int64_t s) { return s <= 1 ? 1 : s <= 2 ? 2 : s <= 4 ? 4 : s <= 8 ? 8 : 16; }
 
+// What the GEMV's kernels touch, for the trace hooks: the GEMM's operands and the workspace
+// (each kernel declares them all: the first writes the workspace or the output, the second reads
+// the one and writes the other).
+struct GemvAccesses {
+  std::span<const MemoryAccess> operands;
+  MemoryAccess workspace;
+  std::vector<MemoryAccess> operator()() const {
+    std::vector<MemoryAccess> all(operands.begin(), operands.end());
+    all.push_back(workspace);
+    return all;
+  }
+};
+
 template <class T>
-void launch_reduce(const GemvProblem& p, int splits, const float* partial, StreamRef stream) {
+void launch_reduce(const GemvProblem& p, int splits, const float* partial, StreamRef stream, const GemvAccesses& accesses) {
   const std::int64_t elements = p.rows * p.s * p.batch;
   launch_kernel("tunable.gemv_reduce", gemv_reduce_kernel<T>,
-                {dim3(static_cast<unsigned>((elements + 255) / 256)), dim3(256)}, stream, p, splits, partial);
+                {dim3(static_cast<unsigned>((elements + 255) / 256)), dim3(256)}, stream, with_accesses(accesses), p, splits, partial);
 }
 
 dim3 grid_of(const GemvProblem& p, std::int64_t rows_per_block, int splits) {
@@ -462,55 +476,56 @@ dim3 grid_of(const GemvProblem& p, std::int64_t rows_per_block, int splits) {
 }
 
 template <class T, int S>
-void launch_split_k(const GemvProblem& p, int splits, float* partial, StreamRef stream) {
+void launch_split_k(const GemvProblem& p, int splits, float* partial, StreamRef stream, const GemvAccesses& accesses) {
   constexpr int R = S >= 8 ? 4 : 2;
   launch_kernel("tunable.gemv", gemv_kernel<T, S, R>, {grid_of(p, std::int64_t{kWarps} * R, splits), dim3(kThreads)},
-                stream, p, splits, partial);
+                stream, with_accesses(accesses), p, splits, partial);
 }
 
 template <class T, int S, int R>
-void launch_stream(const GemvProblem& p, int splits, float* partial, StreamRef stream) {
+void launch_stream(const GemvProblem& p, int splits, float* partial, StreamRef stream, const GemvAccesses& accesses) {
   const KernelGeometry geometry{grid_of(p, R, splits), dim3(kThreads)};
   if (p.big_vector) {
-    launch_kernel("tunable.gemv_stream", gemv_stream_kernel<T, S, R, true>, geometry, stream, p, splits, partial);
+    launch_kernel("tunable.gemv_stream", gemv_stream_kernel<T, S, R, true>, geometry, stream, with_accesses(accesses), p, splits, partial);
   } else {
-    launch_kernel("tunable.gemv_stream", gemv_stream_kernel<T, S, R, false>, geometry, stream, p, splits, partial);
+    launch_kernel("tunable.gemv_stream", gemv_stream_kernel<T, S, R, false>, geometry, stream, with_accesses(accesses), p, splits, partial);
   }
 }
 
 template <class T, int NT, int MT>
-void launch_mma(const GemvProblem& p, int splits, float* partial, StreamRef stream) {
+void launch_mma(const GemvProblem& p, int splits, float* partial, StreamRef stream, const GemvAccesses& accesses) {
   const KernelGeometry geometry{grid_of(p, 16 * MT, splits), dim3(kThreads)};
   if (p.big_vector) {
-    launch_kernel("tunable.gemv_mma", gemv_mma_kernel<T, NT, MT, true>, geometry, stream, p, splits, partial);
+    launch_kernel("tunable.gemv_mma", gemv_mma_kernel<T, NT, MT, true>, geometry, stream, with_accesses(accesses), p, splits, partial);
   } else {
-    launch_kernel("tunable.gemv_mma", gemv_mma_kernel<T, NT, MT, false>, geometry, stream, p, splits, partial);
+    launch_kernel("tunable.gemv_mma", gemv_mma_kernel<T, NT, MT, false>, geometry, stream, with_accesses(accesses), p, splits, partial);
   }
 }
 
 // The kernel of `solution` for dtype T: the S (padded s) and rows-per-block instantiations.
 template <class T>
-void launch_typed(const GemvProblem& p, const Solution& solution, float* partial, StreamRef stream) {
+void launch_typed(const GemvProblem& p, const Solution& solution, float* partial, StreamRef stream,
+                  const GemvAccesses& accesses) {
   const int splits = solution.gemv_splits;
   const int s = padded_s(p.s);
   switch (solution.gemv_kernel) {
     case GemvKernel::split_k:
       switch (s) {
-        case 1: launch_split_k<T, 1>(p, splits, partial, stream); break;
-        case 2: launch_split_k<T, 2>(p, splits, partial, stream); break;
-        case 4: launch_split_k<T, 4>(p, splits, partial, stream); break;
-        case 8: launch_split_k<T, 8>(p, splits, partial, stream); break;
-        default: launch_split_k<T, 16>(p, splits, partial, stream); break;
+        case 1: launch_split_k<T, 1>(p, splits, partial, stream, accesses); break;
+        case 2: launch_split_k<T, 2>(p, splits, partial, stream, accesses); break;
+        case 4: launch_split_k<T, 4>(p, splits, partial, stream, accesses); break;
+        case 8: launch_split_k<T, 8>(p, splits, partial, stream, accesses); break;
+        default: launch_split_k<T, 16>(p, splits, partial, stream, accesses); break;
       }
       break;
     case GemvKernel::stream: {
       const bool eight = solution.gemv_rows == 8;
       switch (s) {
-        case 1: eight ? launch_stream<T, 1, 8>(p, splits, partial, stream) : launch_stream<T, 1, 4>(p, splits, partial, stream); break;
-        case 2: eight ? launch_stream<T, 2, 8>(p, splits, partial, stream) : launch_stream<T, 2, 4>(p, splits, partial, stream); break;
-        case 4: eight ? launch_stream<T, 4, 8>(p, splits, partial, stream) : launch_stream<T, 4, 4>(p, splits, partial, stream); break;
-        case 8: eight ? launch_stream<T, 8, 8>(p, splits, partial, stream) : launch_stream<T, 8, 4>(p, splits, partial, stream); break;
-        default: launch_stream<T, 16, 4>(p, splits, partial, stream); break;  // r8 is not offered for s > 8
+        case 1: eight ? launch_stream<T, 1, 8>(p, splits, partial, stream, accesses) : launch_stream<T, 1, 4>(p, splits, partial, stream, accesses); break;
+        case 2: eight ? launch_stream<T, 2, 8>(p, splits, partial, stream, accesses) : launch_stream<T, 2, 4>(p, splits, partial, stream, accesses); break;
+        case 4: eight ? launch_stream<T, 4, 8>(p, splits, partial, stream, accesses) : launch_stream<T, 4, 4>(p, splits, partial, stream, accesses); break;
+        case 8: eight ? launch_stream<T, 8, 8>(p, splits, partial, stream, accesses) : launch_stream<T, 8, 4>(p, splits, partial, stream, accesses); break;
+        default: launch_stream<T, 16, 4>(p, splits, partial, stream, accesses); break;  // r8 is not offered for s > 8
       }
       break;
     }
@@ -518,14 +533,14 @@ void launch_typed(const GemvProblem& p, const Solution& solution, float* partial
       if constexpr (sizeof(T) == 2) {
         const bool two = solution.gemv_rows == 32;
         if (s <= 8) {
-          two ? launch_mma<T, 1, 2>(p, splits, partial, stream) : launch_mma<T, 1, 1>(p, splits, partial, stream);
+          two ? launch_mma<T, 1, 2>(p, splits, partial, stream, accesses) : launch_mma<T, 1, 1>(p, splits, partial, stream, accesses);
         } else {
-          two ? launch_mma<T, 2, 2>(p, splits, partial, stream) : launch_mma<T, 2, 1>(p, splits, partial, stream);
+          two ? launch_mma<T, 2, 2>(p, splits, partial, stream, accesses) : launch_mma<T, 2, 1>(p, splits, partial, stream, accesses);
         }
       }
       break;
   }
-  if (splits > 1) launch_reduce<T>(p, splits, partial, stream);
+  if (splits > 1) launch_reduce<T>(p, splits, partial, stream, accesses);
 }
 
 // Which operand is the big one: A when n <= 16 and transa = t (rows: C's rows), B when m <= 16
@@ -656,12 +671,15 @@ std::size_t gemv_workspace_bytes(const GemvProblem& p, int splits) {
          static_cast<std::size_t>(p.s) * sizeof(float);
 }
 
-void launch_gemv(const GemvProblem& p, const Solution& solution, void* workspace, StreamRef stream) {
+void launch_gemv(const GemvProblem& p, const Solution& solution, void* workspace, StreamRef stream,
+                 std::span<const MemoryAccess> operands) {
   float* partial = static_cast<float*>(workspace);
+  const GemvAccesses accesses{operands, {workspace, gemv_workspace_bytes(p, solution.gemv_splits),
+                                         MemoryAccess::Mode::read_write, "workspace"}};
   switch (p.dtype) {
-    case GemmDType::float16: return launch_typed<__half>(p, solution, partial, stream);
-    case GemmDType::bfloat16: return launch_typed<__nv_bfloat16>(p, solution, partial, stream);
-    default: return launch_typed<float>(p, solution, partial, stream);
+    case GemmDType::float16: return launch_typed<__half>(p, solution, partial, stream, accesses);
+    case GemmDType::bfloat16: return launch_typed<__nv_bfloat16>(p, solution, partial, stream, accesses);
+    default: return launch_typed<float>(p, solution, partial, stream, accesses);
   }
 }
 

@@ -28,8 +28,9 @@ using cudakit::testing::wr;
 namespace cudakit::testing {
 
 // Outside an anonymous namespace, so that its name is exported and appears in captured stacks.
-[[gnu::noinline]] std::vector<RaceReport> run_with_stacks(const EventProgram& p) {
-  Detector detector({.stacks = true, .uninitialized_reads = false});
+[[gnu::noinline]] std::vector<RaceReport> run_with_stacks(const EventProgram& p,
+                                                         sanitizer::StackCapture stacks) {
+  Detector detector({.stacks = stacks, .uninitialized_reads = false});
   return p.run(detector);
 }
 
@@ -51,36 +52,39 @@ TEST(SanitizerReport, NamesBothAccessesTheOverlapAndTheAllocation) {
   EventProgram p;
   p.alloc(stream(0), b, N).kernel(stream(0), {wr(b, 2048, "y")}, "producer");
   p.kernel(stream(1), {rd(b + 1024, 2048, "x")}, "consumer");
-  const auto reports = cudakit::testing::run_with_stacks(p);
-  ASSERT_EQ(reports.size(), 1u);
-  const RaceReport& r = reports[0];
-  EXPECT_EQ(r.kind, HazardKind::read_after_write);
-  EXPECT_EQ(r.current.name, "consumer");
-  EXPECT_EQ(r.current.argument, "x");
-  EXPECT_EQ(r.current.stream, stream(1));
-  EXPECT_EQ(r.current.begin, reinterpret_cast<std::uintptr_t>(b + 1024));
-  EXPECT_EQ(r.current.bytes, 2048u);
-  ASSERT_TRUE(r.previous.has_value());
-  EXPECT_EQ(r.previous->name, "producer");
-  EXPECT_EQ(r.previous->argument, "y");
-  EXPECT_EQ(r.previous->stream, stream(0));
-  EXPECT_EQ(r.previous->mode, cudakit::MemoryAccess::Mode::write);
-  EXPECT_LT(r.previous->operation_id, r.current.operation_id);
-  // Only the bytes both touch.
-  EXPECT_EQ(r.overlap_begin, reinterpret_cast<std::uintptr_t>(b + 1024));
-  EXPECT_EQ(r.overlap_bytes, 1024u);
-  ASSERT_TRUE(r.allocation.has_value());
-  EXPECT_EQ(r.allocation->begin, reinterpret_cast<std::uintptr_t>(b));
-  EXPECT_EQ(r.allocation->bytes, N);
-  EXPECT_EQ(r.allocation->stream, stream(0));
-  // Stacks: symbolized, without the sanitizer's own frames, reaching the caller.
-  EXPECT_TRUE(stack_names(r.current.stack, "run_with_stacks")) << r.to_string();
-  EXPECT_TRUE(stack_names(r.previous->stack, "run_with_stacks")) << r.to_string();
-  EXPECT_TRUE(stack_names(r.allocation->stack, "run_with_stacks")) << r.to_string();
-  for (const auto& f : r.current.stack) EXPECT_FALSE(f.name.starts_with("cudakit::sanitizer::")) << f.name;
-  const std::string text = r.to_string();
-  for (const char* part : {"read-after-write", "consumer", "producer", "'x'", "'y'", "allocated: operation #"}) {
-    EXPECT_NE(text.find(part), std::string::npos) << part << " missing in\n" << text;
+  using cudakit::sanitizer::StackCapture;
+  for (const StackCapture stacks : {StackCapture::frame_pointers, StackCapture::unwinder}) {
+    const auto reports = cudakit::testing::run_with_stacks(p, stacks);
+    ASSERT_EQ(reports.size(), 1u);
+    const RaceReport& r = reports[0];
+    EXPECT_EQ(r.kind, HazardKind::read_after_write);
+    EXPECT_EQ(r.current.name, "consumer");
+    EXPECT_EQ(r.current.argument, "x");
+    EXPECT_EQ(r.current.stream, stream(1));
+    EXPECT_EQ(r.current.begin, reinterpret_cast<std::uintptr_t>(b + 1024));
+    EXPECT_EQ(r.current.bytes, 2048u);
+    ASSERT_TRUE(r.previous.has_value());
+    EXPECT_EQ(r.previous->name, "producer");
+    EXPECT_EQ(r.previous->argument, "y");
+    EXPECT_EQ(r.previous->stream, stream(0));
+    EXPECT_EQ(r.previous->mode, cudakit::MemoryAccess::Mode::write);
+    EXPECT_LT(r.previous->operation_id, r.current.operation_id);
+    // Only the bytes both touch.
+    EXPECT_EQ(r.overlap_begin, reinterpret_cast<std::uintptr_t>(b + 1024));
+    EXPECT_EQ(r.overlap_bytes, 1024u);
+    ASSERT_TRUE(r.allocation.has_value());
+    EXPECT_EQ(r.allocation->begin, reinterpret_cast<std::uintptr_t>(b));
+    EXPECT_EQ(r.allocation->bytes, N);
+    EXPECT_EQ(r.allocation->stream, stream(0));
+    // Stacks: symbolized, without the sanitizer's own frames, reaching the caller.
+    EXPECT_TRUE(stack_names(r.current.stack, "run_with_stacks")) << r.to_string();
+    EXPECT_TRUE(stack_names(r.previous->stack, "run_with_stacks")) << r.to_string();
+    EXPECT_TRUE(stack_names(r.allocation->stack, "run_with_stacks")) << r.to_string();
+    for (const auto& f : r.current.stack) EXPECT_FALSE(f.name.starts_with("cudakit::sanitizer::")) << f.name;
+    const std::string text = r.to_string();
+    for (const char* part : {"read-after-write", "consumer", "producer", "'x'", "'y'", "allocated: operation #"}) {
+      EXPECT_NE(text.find(part), std::string::npos) << part << " missing in\n" << text;
+    }
   }
 }
 
@@ -120,7 +124,7 @@ TEST(SanitizerDetector, UndeclaredLaunchesAreCountedAsUnchecked) {
   EventProgram p;
   p.undeclared_kernel(stream(0), "raw_a").undeclared_kernel(stream(0), "raw_a").undeclared_kernel(stream(1), "raw_b");
   p.kernel(stream(0), {wr(buffer(0), N)});
-  Detector d({.stacks = false});
+  Detector d({.stacks = cudakit::sanitizer::StackCapture::off});
   EXPECT_TRUE(p.run(d).empty());
   EXPECT_EQ(d.stats().unchecked_launches, 3u);
   EXPECT_EQ(d.stats().operations, 4u);
@@ -134,7 +138,7 @@ TEST(SanitizerDetector, ABufferUsedWholeStaysOneRange) {
     p.kernel(stream(0), {wr(buffer(0), N / 4)}).kernel(stream(0), {wr(buffer(0) + N / 4, 3 * N / 4)});
     p.kernel(stream(0), {wr(buffer(0), N)});
   }
-  Detector d({.stacks = false});
+  Detector d({.stacks = cudakit::sanitizer::StackCapture::off});
   EXPECT_TRUE(p.run(d).empty());
   EXPECT_EQ(d.stats().shadow_ranges, 1u);
 }
@@ -143,7 +147,7 @@ TEST(SanitizerDetector, UninitializedReadsCanBeTurnedOff) {
   EventProgram p;
   p.alloc(stream(0), buffer(0), N).kernel(stream(0), {rd(buffer(0), N)});
   EXPECT_EQ(p.run().size(), 1u);
-  EXPECT_TRUE(p.run({.stacks = false, .uninitialized_reads = false}).empty());
+  EXPECT_TRUE(p.run({.stacks = cudakit::sanitizer::StackCapture::off, .uninitialized_reads = false}).empty());
 }
 
 TEST(SanitizerDetector, ARaceIsReportedOnceThenTheWriteIsTracked) {
@@ -160,7 +164,7 @@ TEST(SanitizerDetector, ReplaysAreCountedAndEachReplayIsChecked) {
   p.alloc(stream(0), buffer(0), N).capture_begin(stream(0), 7).kernel(stream(0), {wr(buffer(0), N)});
   p.capture_end(stream(0), 7);
   p.replay(7, stream(1)).sync_stream(stream(1)).replay(7, stream(1)).kernel(stream(2), {rd(buffer(0), N)});
-  Detector d({.stacks = false});
+  Detector d({.stacks = cudakit::sanitizer::StackCapture::off});
   const auto reports = p.run(d);
   EXPECT_EQ(d.stats().replayed_operations, 2u);
   ASSERT_EQ(reports.size(), 1u);  // the second replay's write, unordered with stream 2's read
@@ -183,7 +187,7 @@ EventProgram racy_program() {
 }
 
 TEST(Sanitizer, ThrowModeRefusesTheOperationWithTheReport) {
-  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::throw_error, {.stacks = false});
+  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::throw_error, {.stacks = cudakit::sanitizer::StackCapture::off});
   EXPECT_TRUE(cudakit::sanitizer::enabled());
   try {
     emit(racy_program());
@@ -201,7 +205,7 @@ TEST(Sanitizer, ThrowModeRefusesTheOperationWithTheReport) {
 }
 
 TEST(Sanitizer, LogModeKeepsGoingAndKeepsTheReports) {
-  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::log, {.stacks = false});
+  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::log, {.stacks = cudakit::sanitizer::StackCapture::off});
   EXPECT_NO_THROW(emit(racy_program()));
   const auto reports = cudakit::sanitizer::reports();
   cudakit::sanitizer::disable();
@@ -217,7 +221,7 @@ TEST(Sanitizer, LogModeKeepsGoingAndKeepsTheReports) {
 TEST(Sanitizer, AbortModeAborts) {
   EXPECT_DEATH(
       {
-        cudakit::sanitizer::enable(cudakit::sanitizer::Mode::abort, {.stacks = false});
+        cudakit::sanitizer::enable(cudakit::sanitizer::Mode::abort, {.stacks = cudakit::sanitizer::StackCapture::off});
         emit(racy_program());
       },
       "read-after-write");
@@ -242,8 +246,40 @@ TEST(Sanitizer, ModesParseAndABadOneIsNamed) {
   EXPECT_FALSE(cudakit::sanitizer::enabled());
 }
 
+TEST(Sanitizer, StackCapturesParseAndABadOneIsNamed) {
+  using cudakit::sanitizer::StackCapture;
+  EXPECT_EQ(cudakit::sanitizer::parse_stack_capture("fp"), StackCapture::frame_pointers);
+  EXPECT_EQ(cudakit::sanitizer::parse_stack_capture(""), StackCapture::frame_pointers);
+  EXPECT_EQ(cudakit::sanitizer::parse_stack_capture("unwind"), StackCapture::unwinder);
+  EXPECT_EQ(cudakit::sanitizer::parse_stack_capture("off"), StackCapture::off);
+  EXPECT_EQ(cudakit::sanitizer::parse_stack_capture("0"), StackCapture::off);
+  try {
+    (void)cudakit::sanitizer::parse_stack_capture("dwarf");
+    FAIL() << "'dwarf' was accepted";
+  } catch (const cudakit::InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("'dwarf'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unwind"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SanitizerDetector, EachDistinctStackIsKeptOnce) {
+  char* b = buffer(0);
+  EventProgram p;
+  p.alloc(stream(0), b, N);
+  for (int i = 0; i < 100; ++i) p.kernel(stream(0), {wr(b, N)});  // one call site: one stack
+  Detector d({.stacks = cudakit::sanitizer::StackCapture::frame_pointers});
+  (void)p.run(d);
+  // The allocation's and the kernels' (EventProgram::run issues each kind from its own line).
+  EXPECT_LE(d.stats().stacks, 3u);
+  EXPECT_GE(d.stats().stacks, 1u);
+  EXPECT_EQ(d.stats().operations, 100u);
+  Detector without({.stacks = cudakit::sanitizer::StackCapture::off});
+  (void)p.run(without);
+  EXPECT_EQ(without.stats().stacks, 0u);
+}
+
 TEST(SanitizerThreads, OperationsFromManyThreadsAreSerialized) {
-  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::log, {.stacks = false});
+  cudakit::sanitizer::enable(cudakit::sanitizer::Mode::log, {.stacks = cudakit::sanitizer::StackCapture::off});
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([t] {

@@ -122,7 +122,7 @@ class EventProgram {
     }
     return all;
   }
-  std::vector<sanitizer::RaceReport> run(sanitizer::DetectorOptions options = {.stacks = false}) const {
+  std::vector<sanitizer::RaceReport> run(sanitizer::DetectorOptions options = {.stacks = cudakit::sanitizer::StackCapture::off}) const {
     sanitizer::Detector detector(options);
     return run(detector);
   }

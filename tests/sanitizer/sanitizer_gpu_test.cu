@@ -11,12 +11,14 @@
 #include "cudakit/core/stream.hpp"
 #include "cudakit/graphs/graph.hpp"
 #include "cudakit/graphs/graph_capture.hpp"
+#include "cudakit/jiterator/jit_function.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/sanitizer/sanitizer.hpp"
 #include "cudakit/sanitizer/sanitizer_error.hpp"
 #include "cudakit/tensor/elementwise.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "cudakit/tensor/matmul.hpp"
+#include "cudakit/tunable/gemm.hpp"
 #include "support/gpu_test.hpp"
 
 namespace {
@@ -96,6 +98,61 @@ TEST(SanitizerGpu, UserKernelReadAfterWriteAcrossStreams) {
   EXPECT_EQ(reports.front().current.name, "consume");
   EXPECT_EQ(reports.front().current.argument, "in");
   EXPECT_EQ(reports.front().previous->name, "produce");
+  // The stacks (frame pointers, the default) reach this test's own code, named from the test
+  // binary's .symtab (the lambda and launch_consume are local symbols dladdr cannot name).
+  for (const auto* stack : {&reports.front().current.stack, &reports.front().previous->stack}) {
+    bool named = false;
+    for (const auto& f : *stack) named |= f.name.find("UserKernelReadAfterWriteAcrossStreams") != std::string::npos;
+    EXPECT_TRUE(named) << text(reports);
+  }
+}
+
+TEST(SanitizerGpu, JiteratorKernelsTakePartWithTheirOperands) {
+  CUDAKIT_REQUIRE_GPU();
+  cudakit::Stream s0, s1;
+  const ten::TensorOptions on_gpu{ten::DType::float32, ten::Device{ten::Device::Type::cuda, 0}};
+  const auto twice = cudakit::jiterator::create_jit_fn("template <typename T> T twice(T x) { return x * T(2); }");
+  for (const bool wait : {false, true}) {
+    const auto reports = sanitized([&] {
+      ten::Tensor x = ten::ones({4096}, on_gpu, s0);
+      if (wait) s1.wait_stream(s0);
+      ten::Tensor y = twice.call({x}, {.stream = s1}).front();
+      cudakit::synchronize();
+    });
+    expect_outcome(reports, !wait, HazardKind::read_after_write);
+    if (!wait && !reports.empty()) EXPECT_EQ(reports.front().current.name, "jiterator") << text(reports);
+  }
+}
+
+TEST(SanitizerGpu, TunableGemmIsOneOperationWithItsOperands) {
+  CUDAKIT_REQUIRE_GPU();
+  cudakit::Stream s0, s1;
+  constexpr int kDim = 64;
+  for (const bool wait : {false, true}) {
+    float* a = static_cast<float*>(cudakit::memory::allocate(kDim * kDim * sizeof(float), s0));
+    float* c = static_cast<float*>(cudakit::memory::allocate(kDim * kDim * sizeof(float), s1));
+    std::uint64_t unchecked = 1;
+    const auto reports = sanitized([&] {
+      launch_produce(a, s0, kDim * kDim);
+      if (wait) s1.wait_stream(s0);
+      cudakit::tunable::GemmArgs args;
+      args.key.m = args.key.n = args.key.k = kDim;
+      args.key.lda = args.key.ldb = args.key.ldc = kDim;
+      args.a = args.b = a;
+      args.c = c;
+      cudakit::tunable::gemm(args, s1);
+      cudakit::synchronize();
+      unchecked = san::stats().unchecked_launches;
+    });
+    expect_outcome(reports, !wait, HazardKind::read_after_write);
+    if (!wait && !reports.empty()) {
+      EXPECT_EQ(reports.front().current.name, "tunable.gemm") << text(reports);
+      EXPECT_EQ(reports.front().previous->name, "produce") << text(reports);
+    }
+    EXPECT_EQ(unchecked, 0u) << "the GEMM's own kernels declare their accesses";
+    cudakit::memory::deallocate(a);
+    cudakit::memory::deallocate(c);
+  }
 }
 
 TEST(SanitizerGpu, UserKernelsChainedByAnEventAreNotReported) {

@@ -53,8 +53,11 @@ concept NoDeclaredAccesses =
 }  // namespace detail
 
 namespace detail {
+// Inline, so compiled into the program's functions: CUDAKIT_KEEP_FRAME_POINTER lets a stack walk
+// pass through them whatever the program's flags.
 inline void trace_launch(const char* name, StreamRef stream, std::span<const MemoryAccess> accesses,
                          bool declared) {
+  CUDAKIT_KEEP_FRAME_POINTER();
   emit_trace_event(TraceEvent{.kind = TraceEventKind::kernel_launch,
                               .device = stream.device(),
                               .stream = stream.handle(),

@@ -1,7 +1,9 @@
 #pragma once
-// The calling thread's C++ stack (backtrace + dladdr, symbol names demangled), for reports that
-// say where a call came from. Names are those the dynamic symbol table has: functions of a binary
-// linked without -rdynamic show as addresses.
+// The calling thread's C++ stack, for reports that say where a call came from: return addresses
+// (by the frame-pointer chain or by the unwinder), and their frames named from the modules'
+// symbol tables (dladdr, then the module's .symtab), demangled.
+#include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -11,14 +13,31 @@
 
 namespace cudakit {
 
+// How capture_return_addresses walks the stack (See Note [Frame-pointer stacks]).
+enum class StackWalk : std::uint8_t {
+  // The chain of saved frame pointers, each step checked against the thread's stack: a few
+  // nanoseconds a frame, no allocation. Ends at the first frame whose caller keeps no frame
+  // pointer (code built with -fomit-frame-pointer, the default of -O2): cudakit's frames and the
+  // call site in the program are always there, the program's outer frames where it is built
+  // with -fno-omit-frame-pointer.
+  frame_pointers,
+  // The unwinder (glibc's backtrace, from the modules' unwind tables): every frame, whatever the
+  // build, at about 60 ns a frame.
+  unwinder,
+};
+
 // The calling thread's stack, innermost first, without capture_stack itself and the `skip`
-// frames above it; at most 64 frames.
+// frames above it; at most 64 frames (the unwinder), symbolized.
 [[nodiscard]] StackFrames capture_stack(int skip = 0);
 // The two halves of capture_stack, for callers that capture often and symbolize rarely (the
-// stream sanitizer): the return addresses of the caller's stack, innermost first, at most
-// `max_frames` of them after skipping `skip` frames above the caller; and their frames, without
-// those whose name starts with one of `hidden_prefixes`.
-[[nodiscard]] std::vector<void*> capture_return_addresses(int skip = 0, int max_frames = 32);
+// stream sanitizer). capture_return_addresses writes the return addresses of its caller's stack,
+// innermost first, skipping `skip` frames above the caller, into `out` (at most out.size()), and
+// returns how many it wrote; it allocates nothing (the unwinder: on its first call only).
+[[nodiscard]] std::size_t capture_return_addresses(std::span<void*> out, int skip = 0,
+                                                   StackWalk walk = StackWalk::frame_pointers);
+// The frames of `addresses` (return addresses, as capture_return_addresses gives them), without
+// those whose name starts with one of `hidden_prefixes`, up to the first address that no loaded
+// module holds.
 [[nodiscard]] StackFrames symbolize_stack(std::span<void* const> addresses,
                                           std::span<const std::string_view> hidden_prefixes = {});
 // The demangled form of a C++ symbol; the text itself when it is not one; "<unnamed>" for null.

@@ -58,15 +58,26 @@ void emit_trace_event_nothrow(const TraceEvent& event) noexcept;
 
 }  // namespace cudakit
 
+// Makes the function it expands in keep a frame pointer, whatever flags its file is built with
+// (compilers give one to every function that takes its frame's address): the reporting sites in
+// cudakit's header templates (launch_kernel) are compiled into the program's own functions, and a
+// listener walking the frame-pointer chain (the stream sanitizer) then passes through them to
+// their callers. See Note [Frame-pointer stacks] in src/core/stack_trace.cpp.
+#define CUDAKIT_KEEP_FRAME_POINTER() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
+
 // Reports a TraceEvent built from the designated initializers that follow, only when someone
 // listens: CUDAKIT_TRACE({.kind = cudakit::TraceEventKind::memset, .pointer = p, .bytes = n}).
 #define CUDAKIT_TRACE(...)                                                                   \
   do {                                                                                       \
-    if (::cudakit::trace_hooks_active()) [[unlikely]]                                        \
+    if (::cudakit::trace_hooks_active()) [[unlikely]] {                                      \
+      CUDAKIT_KEEP_FRAME_POINTER();                                                          \
       ::cudakit::detail::emit_trace_event(::cudakit::TraceEvent __VA_ARGS__);                \
+    }                                                                                        \
   } while (0)
 #define CUDAKIT_TRACE_NOTHROW(...)                                                           \
   do {                                                                                       \
-    if (::cudakit::trace_hooks_active()) [[unlikely]]                                        \
+    if (::cudakit::trace_hooks_active()) [[unlikely]] {                                      \
+      CUDAKIT_KEEP_FRAME_POINTER();                                                          \
       ::cudakit::detail::emit_trace_event_nothrow(::cudakit::TraceEvent __VA_ARGS__);        \
+    }                                                                                        \
   } while (0)

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "cudakit/core/trace_event.hpp"
@@ -18,10 +19,26 @@
 
 namespace cudakit::sanitizer {
 
+// How the detector captures the C++ stack of each operation it keeps (launches, copies, memsets,
+// collectives, allocations, frees): return addresses only, each distinct stack stored once and
+// named only when a report is made. See Note [Frame-pointer stacks] in core/stack_trace.cpp.
+enum class StackCapture : std::uint8_t {
+  off,             // reports say "no stack"
+  frame_pointers,  // the frame-pointer chain (StackWalk::frame_pointers): about 0.1 us an
+                   // operation; the program's frames past its call into cudakit where it is
+                   // built with -fno-omit-frame-pointer
+  unwinder,        // the unwinder (StackWalk::unwinder): every frame whatever the build, about
+                   // 1.5 us an operation
+};
+// CUDAKIT_SANITIZER_STACKS's values: "fp" (or empty) -> frame_pointers, "unwind" -> unwinder,
+// "off" or "0" -> off. @throws InvalidArgumentError naming the value and what it takes.
+[[nodiscard]] StackCapture parse_stack_capture(std::string_view value);
+
 struct DetectorOptions {
-  // Capture the C++ stack of every operation (return addresses, symbolized only for reports).
-  bool stacks = true;
-  int stack_depth = 24;
+  // Frame pointers by default: cheap enough for every operation (the unwinder would triple an
+  // eager loop's time), and always reaching the program's call into cudakit.
+  StackCapture stacks = StackCapture::frame_pointers;
+  int stack_depth = 24;  // frames kept a stack, at most 64
   // Report reads of allocated memory that no tracked operation wrote. Memory written by raw CUDA
   // calls the hooks do not see reads as unwritten: turn this off for such programs.
   bool uninitialized_reads = true;
@@ -34,6 +51,7 @@ struct DetectorStats {
   std::uint64_t hazards = 0;
   std::size_t streams = 0;
   std::size_t shadow_ranges = 0;
+  std::size_t stacks = 0;               // distinct stacks kept
 };
 
 class Detector {

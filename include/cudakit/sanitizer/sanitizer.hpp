@@ -7,6 +7,7 @@
 // torch.cuda._sanitizer for C++, over byte ranges rather than pointers.
 //
 //   CUDAKIT_SANITIZER=1 ./program          (or: throw, log, abort)
+//   CUDAKIT_SANITIZER_STACKS=unwind        (how stacks are captured: fp, the default; unwind; off)
 //   cudakit::sanitizer::enable(cudakit::sanitizer::Mode::log);
 //
 // It listens on core's trace hooks (See Note [Runtime trace hooks]): operations made with raw

@@ -23,7 +23,7 @@ struct Operation {
   const char* name = nullptr;  // static storage (the trace event's)
   cudaStream_t stream = nullptr;
   std::uint64_t time_ns = 0;
-  std::vector<void*> frames;   // return addresses, symbolized only for a report
+  std::uint32_t stack = 0;     // the detector's StackTable id (0: none)
 };
 using OperationPtr = std::shared_ptr<const Operation>;
 

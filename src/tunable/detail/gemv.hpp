@@ -4,9 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "cudakit/core/stream_ref.hpp"
+#include "cudakit/core/trace_event.hpp"
 #include "cudakit/tunable/gemm_key.hpp"
 #include "cudakit/tunable/solution.hpp"
 
@@ -46,6 +48,9 @@ struct GemvProblem {
 // Bytes of float scratch a launch with `splits` needs (0 for one split).
 [[nodiscard]] std::size_t gemv_workspace_bytes(const GemvProblem& p, int splits);
 // Queues the GEMV on `stream`; `workspace` holds gemv_workspace_bytes(p, solution.gemv_splits).
-void launch_gemv(const GemvProblem& p, const Solution& solution, void* workspace, StreamRef stream);
+// `operands`: the GEMM's byte ranges (gemm_accesses), which its kernels declare to the trace
+// hooks with the workspace's.
+void launch_gemv(const GemvProblem& p, const Solution& solution, void* workspace, StreamRef stream,
+                 std::span<const MemoryAccess> operands);
 
 }  // namespace cudakit::tunable::detail

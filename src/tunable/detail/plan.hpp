@@ -2,10 +2,12 @@
 // A solution made ready to run for one key on the calling thread: the cuBLASLt descriptors and
 // algorithm it needs, built once and reused by every later call. See Note [TunableOp's hot path].
 
+#include <array>
 #include <memory>
 #include <optional>
 
 #include "cudakit/core/stream_ref.hpp"
+#include "cudakit/core/trace_event.hpp"
 #include "cudakit/tunable/gemm.hpp"
 #include "tunable/detail/lt_gemm.hpp"
 
@@ -25,6 +27,10 @@ struct Plan {
 // The plan of `solution` for `key` (on the current device).
 // @throws InvalidArgumentError when the solution does not run for the key here.
 [[nodiscard]] Plan make_plan(const GemmKey& key, const Solution& solution);
+
+// The byte ranges the GEMM of `args` touches (a, b, c, bias, the two scales; absent ones empty),
+// for the trace hooks.
+[[nodiscard]] std::array<MemoryAccess, 6> gemm_accesses(const GemmArgs& args);
 
 // Queues the plan's GEMM on `stream` with the operands of `args` (whose key is the plan's).
 void run_plan(Plan& plan, const GemmArgs& args, StreamRef stream);
