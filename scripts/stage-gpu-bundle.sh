@@ -21,5 +21,6 @@ cp -a "$root/tests/data/." "$bundle/data/"
 cp "$root/scripts/gpu-tier.sh" "$bundle/"
 # The commit the bundle was built from, for the performance report ("+" where the tree had changes).
 (cd "$root" && echo "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +)") > "$bundle/COMMIT"
-strip --strip-unneeded "$bundle"/bin/* "$bundle"/lib/libcudakit.so* 2>/dev/null || true
+# --strip-debug keeps .symtab: stack traces name local functions from it (Note [Naming stack frames]).
+strip --strip-debug "$bundle"/bin/* "$bundle"/lib/libcudakit.so* 2>/dev/null || true
 du -sh "$bundle"

@@ -291,6 +291,9 @@ std::optional<Communicator> Communicator::split(int color, int key, const Commun
   if (options.name == "default") options.name = concat(state_->options.name, "/split", color);
   options = options.resolved();
   ncclConfig_t config = make_config(options);
+  // On a non-blocking parent the split is the parent's asynchronous work, and NCCL writes the new
+  // handle through the pointer when that work ends, after ncclCommSplit has returned: the handle
+  // is read only once the parent is ready again, from a slot that lives until then.
   ncclComm_t comm = nullptr;
   {
     DeviceGuard guard(state_->device);
@@ -298,10 +301,8 @@ std::optional<Communicator> Communicator::split(int color, int key, const Commun
     detail::check_nccl(api().ncclCommSplit(state_->comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &comm, &config),
                        "ncclCommSplit", state_->rank, "split");
   }
-  if (comm == nullptr) {
-    state_->wait_ready("split");
-    return std::nullopt;
-  }
+  state_->wait_ready("split");
+  if (comm == nullptr) return std::nullopt;
   ready_or_abort(comm, options.timeout, state_->rank, state_->world_size, "split");
   int rank = 0, size = 0;
   detail::check_nccl(api().ncclCommUserRank(comm, &rank), "ncclCommUserRank", state_->rank, "split");

@@ -270,8 +270,10 @@ TEST(OneRankValidation, BadInputIsRefusedBeforeAnythingIsLaunched) {
 TEST(OneRankTrace, CollectivesReportTheirStreamAndByteRanges) {
   CUDAKIT_REQUIRE_NCCL();
   Communicator comm = one_rank();
-  const Tensor in = counting(256, DType::float32), out = cuda_tensor(1024 / 4, DType::float32);
+  // The stream first: the tensors' memory is record_stream'ed on it, and a stream must outlive
+  // the frees that wait for it (the allocator records an event on it then).
   cudakit::Stream side(0);
+  const Tensor in = counting(256, DType::float32), out = cuda_tensor(1024 / 4, DType::float32);
   std::vector<cudakit::TraceEvent> seen;
   std::vector<std::vector<cudakit::MemoryAccess>> accesses;
   const auto id = cudakit::attach_trace_listener([&](const cudakit::TraceEvent& e) {
