@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
-#include "cudakit/core/detail/relaxed_capture_mode.hpp"
 #include "cudakit/core/detail/stream_registry.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/device_guard.hpp"
@@ -39,9 +38,6 @@ StreamRef::StreamRef(cudaStream_t handle) : handle_(handle) {
 unsigned long long StreamRef::id() const {
   check_usable("id");
   NullStreamDevice on(*this);
-  // A capturing stream refuses cuStreamGetId in the global capture mode (the collectives record
-  // their stream's id while a graph is captured).
-  const detail::RelaxedCaptureMode relaxed;
   unsigned long long value = 0;
   CUDAKIT_DRIVER_CALL(cuStreamGetId, reinterpret_cast<CUstream>(handle_), &value);
   return value;

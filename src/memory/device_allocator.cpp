@@ -41,8 +41,14 @@ Registry& registry() {
   return *r;
 }
 
-// Per thread and device: the pool allocations go to (use_mem_pool).
-thread_local std::array<PoolId, kMaxDevices> t_current_pool{};
+// Per thread and device: the pool allocations go to (use_mem_pool). Behind a pointer, made at
+// the thread's first exchange: the 64 devices' ids inline were 1 KiB of static TLS, and a library
+// loaded by dlopen after start-up (Python importing cudakit) must fit glibc's small surplus of it.
+thread_local std::unique_ptr<std::array<PoolId, kMaxDevices>> t_current_pools;
+
+PoolId pool_of_this_thread(int device) {
+  return t_current_pools ? (*t_current_pools)[static_cast<std::size_t>(device)] : PoolId{};
+}
 
 }  // namespace
 
@@ -60,10 +66,11 @@ CachingAllocator& device_allocator(int device) {
   return *r.owned.back();
 }
 
-PoolId current_pool(int device) { return t_current_pool[static_cast<std::size_t>(device)]; }
+PoolId current_pool(int device) { return pool_of_this_thread(device); }
 
 PoolId exchange_current_pool(int device, PoolId pool) {
-  return std::exchange(t_current_pool[static_cast<std::size_t>(device)], pool);
+  if (!t_current_pools) t_current_pools = std::make_unique<std::array<PoolId, kMaxDevices>>();
+  return std::exchange((*t_current_pools)[static_cast<std::size_t>(device)], pool);
 }
 
 // ---- The backend (See Note [Allocator backends] in src/memory/detail/allocator_backend.hpp) ----
@@ -104,7 +111,7 @@ class NativeBackend final : public detail::AllocatorBackend {
   void* allocate(std::size_t bytes, StreamRef stream) override {
     const int device = stream.device();
     return device_allocator(device).allocate(bytes, reinterpret_cast<StreamKey>(stream.handle()),
-                                             t_current_pool[static_cast<std::size_t>(device)]);
+                                             pool_of_this_thread(device));
   }
   bool deallocate_if_owned(void* ptr) override { return native_deallocate_if_owned(ptr); }
   bool record_stream_if_owned(void* ptr, StreamRef stream) override {
@@ -232,7 +239,7 @@ void* allocate_routed(std::size_t bytes, StreamRef stream) {
                                                           kMaxDevices - 1));
   }
   // Pools are the native allocator's under every backend (use_mem_pool, graph capture).
-  const PoolId pool = t_current_pool[static_cast<std::size_t>(device)];
+  const PoolId pool = pool_of_this_thread(device);
   if (!pool.is_default() && !is_native(b)) {
     return device_allocator(device).allocate(bytes, reinterpret_cast<StreamKey>(stream.handle()), pool);
   }
@@ -296,7 +303,7 @@ void* allocate(std::size_t bytes, OptionalStream stream_arg) {
   }
   const int device = stream.device();
   return device_allocator(device).allocate(bytes, reinterpret_cast<StreamKey>(stream.handle()),
-                                           t_current_pool[static_cast<std::size_t>(device)]);
+                                           pool_of_this_thread(device));
 }
 
 void deallocate(void* ptr) {
@@ -524,10 +531,10 @@ MemorySnapshot MemPool::snapshot() const {
 }
 
 MemPoolContext::MemPoolContext(MemPool& pool)
-    : device_(pool.device_), previous_(t_current_pool[static_cast<std::size_t>(pool.device_)]), users_(pool.users_) {
-  t_current_pool[static_cast<std::size_t>(device_)] = pool.id_;
+    : device_(pool.device_), previous_(pool_of_this_thread(pool.device_)), users_(pool.users_) {
+  (void)exchange_current_pool(device_, pool.id_);
 }
 
-MemPoolContext::~MemPoolContext() { t_current_pool[static_cast<std::size_t>(device_)] = previous_; }
+MemPoolContext::~MemPoolContext() { (void)exchange_current_pool(device_, previous_); }
 
 }  // namespace cudakit::memory

@@ -163,7 +163,11 @@ void issue(const std::shared_ptr<CommunicatorState>& state, const OperationInfo&
                                                  .accesses_declared = true});
   }
   const std::uint64_t seq = s.seq.fetch_add(1) + 1;
-  s.recorder.add(FlightRecord{seq, info.op, info.dtype, info.input_count, info.output_count, info.peer, stream.id(),
+  // A capturing stream has no id to give (cuStreamGetId refuses it in every capture mode): 0.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  CUDAKIT_CHECK_CUDA(cudaStreamIsCapturing(stream.handle(), &capture));
+  const unsigned long long stream_id = capture == cudaStreamCaptureStatusNone ? stream.id() : 0;
+  s.recorder.add(FlightRecord{seq, info.op, info.dtype, info.input_count, info.output_count, info.peer, stream_id,
                               FlightState::enqueued, 0});
   ncclResult_t r;
   {
