@@ -52,6 +52,18 @@ def json_lines(path):
     return out
 
 
+def json_object(path):
+    """The JSON object a file holds; {} where it is missing or not JSON."""
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path) as f:
+            value = json.load(f)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def text(path):
     if not os.path.exists(path):
         return ""
@@ -126,14 +138,7 @@ def area_alloc(out, plots):
 
 
 def area_random(out, plots):
-    bench = {}
-    path = os.path.join(out, "random.json")
-    if os.path.exists(path):
-        try:
-            with open(path) as f:
-                bench = json.load(f)
-        except ValueError:
-            bench = {}
+    bench = json_object(os.path.join(out, "random.json"))
     sweep = {}
     for b in bench.get("benchmarks", []):
         m = re.match(r"BM_Sweep/(\w+)/(\d+)", b.get("name", ""))
@@ -506,15 +511,7 @@ def plot_bars(out, name, title, ylabel, values):
 # ---------------------------------------------------------------- building, writing, comparing
 
 def machine(out):
-    m = {}
-    path = os.path.join(out, "machine.json")
-    if os.path.exists(path):
-        try:
-            with open(path) as f:
-                m = json.load(f)
-        except ValueError:
-            m = {}
-    return m
+    return json_object(os.path.join(out, "machine.json"))
 
 
 def build(out, commit=None, date=None):

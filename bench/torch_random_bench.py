@@ -15,9 +15,9 @@ RUNS = 30
 DRAWS_PER_SAMPLE = 8
 
 
-def time_samples(name, sample):
-    """Times sample() (DRAWS_PER_SAMPLE calls) between two CUDA events, RUNS times, after
-    three untimed samples; prints median and best TB/s written."""
+def seconds_per_call(sample):
+    """Seconds per call of sample() (DRAWS_PER_SAMPLE calls) between two CUDA events, RUNS
+    samples after three untimed ones."""
     for _ in range(3):
         sample()
     torch.cuda.synchronize()
@@ -30,6 +30,12 @@ def time_samples(name, sample):
         stop.record()
         stop.synchronize()
         times.append(start.elapsed_time(stop) / 1e3 / DRAWS_PER_SAMPLE)
+    return times
+
+
+def time_samples(name, sample):
+    """Prints the median and best TB/s written by sample()'s calls."""
+    times = seconds_per_call(sample)
     median = statistics.median(times)
     best = min(times)
     print(f"  {name:<22} median {BYTES / median / 1e12:6.3f} TB/s   best {BYTES / best / 1e12:6.3f} TB/s"
@@ -66,19 +72,11 @@ def sweep():
         out = torch.empty(n, dtype=torch.float32, device="cuda")
         for name, fn in (("memset", lambda: out.zero_()), ("rand", lambda: torch.rand(n, out=out)),
                          ("randn", lambda: torch.randn(n, out=out))):
-            for _ in range(3):
-                fn()
-            torch.cuda.synchronize()
-            times = []
-            for _ in range(RUNS):
-                start = torch.cuda.Event(enable_timing=True)
-                stop = torch.cuda.Event(enable_timing=True)
-                start.record()
+            def sample():
                 for _ in range(DRAWS_PER_SAMPLE):
                     fn()
-                stop.record()
-                stop.synchronize()
-                times.append(start.elapsed_time(stop) / 1e3 / DRAWS_PER_SAMPLE)
+
+            times = seconds_per_call(sample)
             print(json.dumps({"bench": "random", "impl": "torch", "case": name, "elements": n,
                               "TBps": n * 4 / statistics.median(times) / 1e12}))
 
