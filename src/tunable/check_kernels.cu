@@ -4,9 +4,11 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 
+#include "cudakit/core/copy.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/grid_stride.cuh"
 #include "cudakit/core/launch.cuh"
@@ -101,12 +103,23 @@ unsigned blocks_for(std::size_t count) {
   return static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 4096));
 }
 
+// The bytes of an m x n (x batch) column-major matrix, ldc and stride elements apart, from its
+// first element to its last: what the check kernels read of it (for the trace hooks).
+std::size_t matrix_bytes(GemmDType t, std::int64_t m, std::int64_t n, std::int64_t ldc, std::int64_t batch,
+                         std::int64_t stride) {
+  if (m <= 0 || n <= 0 || batch <= 0) return 0;
+  return static_cast<std::size_t>((n - 1) * ldc + m + (batch - 1) * stride) * element_size(t);
+}
+
 }  // namespace
 
 void fill_random(void* data, GemmDType dtype, std::size_t count, std::uint64_t seed, StreamRef stream) {
   if (count == 0) return;
-  launch_kernel("tunable.fill_random", fill_random_kernel, {dim3(blocks_for(count)), dim3(kThreads)}, stream, data,
-                dtype, count, seed);
+  launch_kernel("tunable.fill_random", fill_random_kernel, {dim3(blocks_for(count)), dim3(kThreads)}, stream,
+                with_accesses([&] {
+                  return std::array{MemoryAccess{data, count * element_size(dtype), MemoryAccess::Mode::write, "data"}};
+                }),
+                data, dtype, count, seed);
 }
 
 // Not const: a const namespace-scope variable may have no symbol to take the address of.
@@ -120,8 +133,11 @@ const float* device_unit_scale() {
 
 void fill_value(void* data, GemmDType dtype, std::size_t count, float value, StreamRef stream) {
   if (count == 0) return;
-  launch_kernel("tunable.fill_value", fill_value_kernel, {dim3(blocks_for(count)), dim3(kThreads)}, stream, data,
-                dtype, count, value);
+  launch_kernel("tunable.fill_value", fill_value_kernel, {dim3(blocks_for(count)), dim3(kThreads)}, stream,
+                with_accesses([&] {
+                  return std::array{MemoryAccess{data, count * element_size(dtype), MemoryAccess::Mode::write, "data"}};
+                }),
+                data, dtype, count, value);
 }
 
 double max_tolerance_ratio(const void* got, const void* ref, GemmDType dtype, std::int64_t m, std::int64_t n,
@@ -137,14 +153,24 @@ double max_tolerance_ratio(const void* got, const void* ref, GemmDType dtype, st
   auto* s = static_cast<Scratch*>(scratch);
   unsigned bits = 0;
   try {
-    CUDAKIT_CHECK_CUDA(cudaMemsetAsync(scratch, 0, sizeof(Scratch), stream.handle()));
-    launch_kernel("tunable.sum_squares", sum_squares_kernel, {dim3(blocks_for(count)), dim3(kThreads)}, stream, ref,
-                  dtype, count, m, n, ldc, stride, &s->sum_squares);
-    launch_kernel("tunable.max_ratio", max_ratio_kernel, {dim3(blocks_for(count)), dim3(kThreads)}, stream, got, ref,
-                  dtype, count, m, n, ldc, stride, tolerance, static_cast<const double*>(&s->sum_squares),
+    memset_async(scratch, 0, sizeof(Scratch), stream);
+    const std::size_t matrix = matrix_bytes(dtype, m, n, ldc, batch, stride);
+    launch_kernel("tunable.sum_squares", sum_squares_kernel, {dim3(blocks_for(count)), dim3(kThreads)}, stream,
+                  with_accesses([&] {
+                    return std::array{MemoryAccess{ref, matrix, MemoryAccess::Mode::read, "ref"},
+                                      MemoryAccess{scratch, sizeof(Scratch), MemoryAccess::Mode::read_write, "scratch"}};
+                  }),
+                  ref, dtype, count, m, n, ldc, stride, &s->sum_squares);
+    launch_kernel("tunable.max_ratio", max_ratio_kernel, {dim3(blocks_for(count)), dim3(kThreads)}, stream,
+                  with_accesses([&] {
+                    return std::array{MemoryAccess{got, matrix, MemoryAccess::Mode::read, "got"},
+                                      MemoryAccess{ref, matrix, MemoryAccess::Mode::read, "ref"},
+                                      MemoryAccess{scratch, sizeof(Scratch), MemoryAccess::Mode::read_write, "scratch"}};
+                  }),
+                  got, ref, dtype, count, m, n, ldc, stride, tolerance, static_cast<const double*>(&s->sum_squares),
                   &s->max_bits);
     Scratch host{};
-    CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(&host, scratch, sizeof(Scratch), cudaMemcpyDeviceToHost, stream.handle()));
+    memcpy_async(&host, scratch, sizeof(Scratch), cudaMemcpyDeviceToHost, stream);
     CUDAKIT_CHECK_CUDA(cudaStreamSynchronize(stream.handle()));
     bits = host.max_bits;
   } catch (...) {
