@@ -282,10 +282,10 @@ def area_tunable(out, plots):
     return rows
 
 
-def area_ratio_file(out, name, value_key, reference, unit, only_bench=None):
+def area_ratio_file(out, name, value_key):
     """NVTX and sanitizer: JSON lines of (case, impl, value); every impl against the reference."""
     lines = [r for r in json_lines(os.path.join(out, f"{name}.txt"))
-             if value_key in r and (only_bench is None or r.get("bench") == only_bench)]
+             if value_key in r]
     if not lines:
         return None
     cases = {}
@@ -295,7 +295,7 @@ def area_ratio_file(out, name, value_key, reference, unit, only_bench=None):
 
 
 def area_nvtx(out, plots):
-    cases = area_ratio_file(out, "nvtx", "ns_per_pair", None, "ns")
+    cases = area_ratio_file(out, "nvtx", "ns_per_pair")
     if not cases:
         return None
     rows = []
@@ -308,8 +308,8 @@ def area_nvtx(out, plots):
 
 
 def area_sanitizer(out, plots):
-    cases = area_ratio_file(out, "sanitizer", "us_per_op", None, "us")
-    runs = area_ratio_file(out, "sanitizer", "ms_per_run", None, "ms") or {}
+    cases = area_ratio_file(out, "sanitizer", "us_per_op")
+    runs = area_ratio_file(out, "sanitizer", "ms_per_run") or {}
     if not cases:
         return None
     rows = []

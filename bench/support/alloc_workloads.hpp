@@ -97,35 +97,34 @@ ReplayResult replay(Allocator& a, const memory::AllocTrace& trace,
 }
 
 // Memory over a trace, for the report's plots: an untimed replay that samples the allocator's
-// allocated and reserved bytes about `points` times, evenly over the operations (and at the op
-// where the trace's requested bytes peak, so the plot shows the peak). One JSON line.
+// allocated and reserved bytes about `points` times, evenly over the operations, and after the
+// last one. One JSON line.
 template <class Allocator>
 void emit_timeline(const std::string& name, const std::string& label, Allocator& a, const memory::AllocTrace& trace,
                    const std::vector<cudaStream_t>& streams, std::size_t points = 400) {
   const std::size_t every = std::max<std::size_t>(1, trace.ops.size() / points);
-  std::vector<std::size_t> at;
-  std::vector<double> allocated, reserved;
+  std::vector<double> at, allocated, reserved;
   memory::replay_alloc_trace(a, trace, streams, [&](std::size_t i) {
     if (i % every != 0 && i + 1 != trace.ops.size()) return;
-    at.push_back(i);
+    at.push_back(static_cast<double>(i));
     allocated.push_back(static_cast<double>(a.current_allocated()) / 1048576.0);
     reserved.push_back(static_cast<double>(a.current_reserved()) / 1048576.0);
   });
-  std::string line = "{\"allocator\": \"" + name + "\", \"workload\": \"" + label +
-                     ".timeline\", \"unit\": \"MiB\", \"op\": [";
-  char buf[64];
-  for (std::size_t k = 0; k < at.size(); ++k) line += (k ? "," : "") + std::to_string(at[k]);
-  line += "], \"allocated\": [";
-  for (std::size_t k = 0; k < at.size(); ++k) {
-    std::snprintf(buf, sizeof buf, "%s%.2f", k ? "," : "", allocated[k]);
-    line += buf;
-  }
-  line += "], \"reserved\": [";
-  for (std::size_t k = 0; k < at.size(); ++k) {
-    std::snprintf(buf, sizeof buf, "%s%.2f", k ? "," : "", reserved[k]);
-    line += buf;
-  }
-  line += "]}";
+  std::string line = "{\"allocator\": \"" + name + "\", \"workload\": \"" + label + ".timeline\", \"unit\": \"MiB\"";
+  // One JSON array of `values`, `decimals` after the point (op indices: 0, exact below 2^53).
+  const auto append_array = [&line](const char* key, const std::vector<double>& values, int decimals) {
+    line += std::string(", \"") + key + "\": [";
+    char buf[64];
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      std::snprintf(buf, sizeof buf, "%s%.*f", k ? "," : "", decimals, values[k]);
+      line += buf;
+    }
+    line += "]";
+  };
+  append_array("op", at, 0);
+  append_array("allocated", allocated, 2);
+  append_array("reserved", reserved, 2);
+  line += "}";
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);
 }

@@ -13,6 +13,7 @@
 #include "cudakit/core/grid_stride.cuh"
 #include "cudakit/core/launch.cuh"
 #include "cudakit/memory/device_allocator.hpp"
+#include "tunable/detail/operand_bytes.hpp"
 
 namespace cudakit::tunable::detail {
 namespace {
@@ -103,14 +104,6 @@ unsigned blocks_for(std::size_t count) {
   return static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 4096));
 }
 
-// The bytes of an m x n (x batch) column-major matrix, ldc and stride elements apart, from its
-// first element to its last: what the check kernels read of it (for the trace hooks).
-std::size_t matrix_bytes(GemmDType t, std::int64_t m, std::int64_t n, std::int64_t ldc, std::int64_t batch,
-                         std::int64_t stride) {
-  if (m <= 0 || n <= 0 || batch <= 0) return 0;
-  return static_cast<std::size_t>((n - 1) * ldc + m + (batch - 1) * stride) * element_size(t);
-}
-
 }  // namespace
 
 void fill_random(void* data, GemmDType dtype, std::size_t count, std::uint64_t seed, StreamRef stream) {
@@ -154,7 +147,7 @@ double max_tolerance_ratio(const void* got, const void* ref, GemmDType dtype, st
   unsigned bits = 0;
   try {
     memset_async(scratch, 0, sizeof(Scratch), stream);
-    const std::size_t matrix = matrix_bytes(dtype, m, n, ldc, batch, stride);
+    const std::size_t matrix = operand_bytes(m, n, ldc, batch, stride, dtype);  // what the checks read of each
     launch_kernel("tunable.sum_squares", sum_squares_kernel, {dim3(blocks_for(count)), dim3(kThreads)}, stream,
                   with_accesses([&] {
                     return std::array{MemoryAccess{ref, matrix, MemoryAccess::Mode::read, "ref"},

@@ -21,6 +21,7 @@
 #include "tunable/detail/gemm_runner.hpp"
 #include "tunable/detail/gemv.hpp"
 #include "tunable/detail/lt_types.hpp"
+#include "tunable/detail/operand_bytes.hpp"
 #include "tunable/detail/plan.hpp"
 #include "tunable/detail/results_store.hpp"
 
@@ -99,15 +100,6 @@ void check_pointers(const GemmArgs& args, const char* api) {
   if (key.op == GemmOp::scaled_gemm && (!args.scale_a || !args.scale_b)) {
     fail("ScaledGemm needs scale_a and scale_b (device pointers to one float each)");
   }
-}
-
-// The bytes a column-major operand of `rows` x `cols` elements, `ld` apart, spans over `batch`
-// matrices `stride` apart: from its first element to its last.
-std::size_t operand_bytes(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch,
-                          std::int64_t stride, GemmDType dtype) {
-  if (rows <= 0 || cols <= 0 || batch <= 0) return 0;
-  const std::int64_t last = (cols - 1) * ld + rows + (batch - 1) * stride;
-  return static_cast<std::size_t>(last) * element_size(dtype);
 }
 
 }  // namespace
