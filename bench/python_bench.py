@@ -45,6 +45,66 @@ def allocation_child(which):
     print(per_op_us(step, 20000))
 
 
+def workload_child(kind, which):
+    """Runs `kind` ("train": training steps of a small transformer; "serve": a serving loop of
+    requests of varied lengths) with `which` allocator; prints one JSON object: the results'
+    checksum (equal under both allocators), the median ms per step or request, and the peak
+    reserved bytes (torch's own statistics for torch's allocator, cudakit's for cudakit's)."""
+    if which == "cudakit":
+        import cudakit
+        import cudakit.torch
+        cudakit.torch.use_cudakit_allocator()
+    import torch
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    layer = torch.nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, batch_first=True,
+                                             dropout=0.0, device="cuda")
+    model = torch.nn.TransformerEncoder(layer, num_layers=6, enable_nested_tensor=False).cuda()
+    generator = torch.Generator(device="cuda").manual_seed(1)
+    times, checksum = [], 0.0
+    if kind == "train":
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        for step in range(40):
+            x = torch.randn(32, 256, 512, device="cuda", generator=generator)
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            loss = model(x).pow(2).mean()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            torch.cuda.synchronize()
+            times.append((time.perf_counter() - start) * 1e3)
+            checksum += loss.item()
+    else:
+        model.eval()
+        lengths = torch.randint(16, 1024, (200,), generator=torch.Generator().manual_seed(2)).tolist()
+        batches = torch.randint(1, 17, (200,), generator=torch.Generator().manual_seed(3)).tolist()
+        with torch.inference_mode():
+            for length, batch in zip(lengths, batches):
+                x = torch.randn(batch, length, 512, device="cuda", generator=generator)
+                torch.cuda.synchronize()
+                start = time.perf_counter()
+                y = model(x)
+                checksum += y[:, -1].float().sum().item()
+                times.append((time.perf_counter() - start) * 1e3)
+                del x, y
+    times = times[5:]  # warm-up: cuBLAS handles, first allocations
+    if which == "cudakit":
+        peak = cudakit.memory_stats()["reserved_bytes.all.peak"]
+    else:
+        peak = torch.cuda.max_memory_reserved()
+    print(json.dumps({"checksum": checksum, "ms": statistics.median(times), "peak_reserved": peak}))
+
+
+def workload(kind, which):
+    out = subprocess.run([sys.executable, __file__, "--workload", kind, which], capture_output=True, text=True,
+                         timeout=600)
+    if out.returncode != 0:
+        print(out.stderr[-3000:], file=sys.stderr)
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def allocation(which):
     out = subprocess.run([sys.executable, __file__, "--allocation", which], capture_output=True, text=True,
                          timeout=300)
@@ -77,37 +137,63 @@ def main():
          per_op_us(lambda: cudakit.from_dlpack(t), 20000),
          "cupy", per_op_us(lambda: cupy.from_dlpack(t), 20000) if cupy else None),
     ]
+    from cudakit.torch import from_torch, to_torch
+    cases += [
+        ("DLPack into torch, fast: cudakit.torch.to_torch(x) (peer: torch.from_dlpack of CuPy's)",
+         per_op_us(lambda: to_torch(a), 20000),
+         "cupy", per_op_us(lambda: torch.from_dlpack(c), 20000) if cupy else None),
+        ("DLPack out of torch, fast: cudakit.torch.from_torch(t) (peer: cupy.from_dlpack(t))",
+         per_op_us(lambda: from_torch(t), 20000),
+         "cupy", per_op_us(lambda: cupy.from_dlpack(t), 20000) if cupy else None),
+    ]
     if cupy:
         cases.append(("DLPack out of CuPy: from_dlpack(cupy array) into cudakit (peer: into torch)",
                       per_op_us(lambda: cudakit.from_dlpack(c), 20000),
                       "torch", per_op_us(lambda: torch.from_dlpack(c), 20000)))
     cases.append(("torch.empty(1 MiB) + del, cudakit's allocator in torch (peer: torch's own)",
                   allocation("cudakit"), "torch", allocation("torch")))
+    for kind, unit_name in (("train", "a training step (6-layer transformer, 32x256x512, AdamW)"),
+                            ("serve", "a serving request (the same model, eval, batch 1-16, 16-1023 tokens)")):
+        mine, theirs = workload(kind, "cudakit"), workload(kind, "torch")
+        if mine is None or theirs is None:
+            continue
+        same = abs(mine["checksum"] - theirs["checksum"]) <= 1e-6 * max(1.0, abs(theirs["checksum"]))
+        print(f"python_bench: {kind}: results {'equal' if same else 'DIFFER'} under the two allocators "
+              f"(checksums {mine['checksum']!r} and {theirs['checksum']!r})", file=sys.stderr)
+        print(json.dumps({"bench": "python", "impl": "check", "case": f"{kind}_results_equal", "value": int(same),
+                          "unit": "bool"}), flush=True)
+        cases.append((f"{unit_name}, cudakit's allocator in torch (peer: torch's own)",
+                      mine["ms"], "torch", theirs["ms"], "ms"))
+        cases.append((f"{unit_name}: peak reserved (peer: torch's own)",
+                      mine["peak_reserved"] / 2**20, "torch", theirs["peak_reserved"] / 2**20, "MiB"))
     cases.append(("a bound function that does nothing (peer: torch._C._cuda_isInBadFork)",
                   per_op_us(cudakit._cudakit._noop, 200000), "torch", per_op_us(torch._C._cuda_isInBadFork, 200000)))
     cases.append(("current_device()", per_op_us(cudakit.current_device, 200000),
                   "torch", per_op_us(torch.cuda.current_device, 200000)))
 
-    for case, ours, peer, theirs in cases:
+    cases = [c if len(c) == 5 else (*c, "us") for c in cases]
+    for case, ours, peer, theirs, unit in cases:
         if ours is None:
             continue
-        print(json.dumps({"bench": "python", "impl": "cudakit", "case": case, "value": ours, "unit": "us",
+        print(json.dumps({"bench": "python", "impl": "cudakit", "case": case, "value": ours, "unit": unit,
                           "peer": peer if theirs is not None else None, "peer_value": theirs}), flush=True)
         if theirs is not None:
-            print(json.dumps({"bench": "python", "impl": peer, "case": case, "value": theirs, "unit": "us"}),
+            print(json.dumps({"bench": "python", "impl": peer, "case": case, "value": theirs, "unit": unit}),
                   flush=True)
     print()
     print("| case | cudakit | peer | peer's | cudakit vs peer |")
     print("| --- | --- | --- | --- | --- |")
-    for case, ours, peer, theirs in cases:
+    for case, ours, peer, theirs, unit in cases:
         if ours is None:
             continue
         ratio = f"{theirs / ours:.2f}x" if theirs else ""
-        print(f"| {case} | {ours:.3g} us | {peer} | {f'{theirs:.3g} us' if theirs else ''} | {ratio} |")
+        print(f"| {case} | {ours:.3g} {unit} | {peer} | {f'{theirs:.3g} {unit}' if theirs else ''} | {ratio} |")
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--allocation"]:
         allocation_child(sys.argv[2])
+    elif sys.argv[1:2] == ["--workload"]:
+        workload_child(sys.argv[2], sys.argv[3])
     else:
         main()

@@ -273,8 +273,15 @@ tensor::Tensor view_of(const dlpack::Tensor& dl, std::function<void()> release) 
   std::int64_t lo = 0, hi = 0;
   const std::int64_t numel = tensor::shape_numel(sizes);
   for (int d = 0; d < dl.ndim && numel > 0; ++d) {
-    const std::int64_t reach = (sizes[d] - 1) * strides[d];
-    (reach < 0 ? lo : hi) += reach;
+    // A stride whose reach overflows is a producer's error (CuPy before its fix of issue 10172
+    // wrote -1 as 2^62 - 1, a negative byte stride divided as unsigned): refused, with the values.
+    std::int64_t reach = 0;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) ||
+        __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi)) {
+      buffer_error("from_dlpack: dimension " + std::to_string(d) + " of size " + std::to_string(sizes[d]) +
+                   " has stride " + std::to_string(strides[d]) +
+                   " (in elements), which reaches beyond any address: the producer's strides are wrong");
+    }
   }
   const std::size_t itemsize = tensor::element_size(dtype);
   char* first = static_cast<char*>(dl.data) + dl.byte_offset;
@@ -408,6 +415,24 @@ void bind_dlpack(nb::module_& m) {
   m.def("_protocol_stream", [](DeviceIndex d) { return protocol_stream_value(cudakit::current_stream(d.value).handle()); },
         nb::arg("device") = nb::none(),
         "The current stream of `device` as DLPack's stream argument (1 for the legacy default stream).");
+  m.def("_order_current_stream_after",
+        [](std::uintptr_t producer, int device) {
+          // See Note [DLPack streams], the consumer's side done here: cudakit.torch.from_torch takes
+          // torch's capsule from torch._C._to_dlpack, which orders nothing.
+          const cudaStream_t handle = producer == 1 ? cudaStreamLegacy
+                                      : producer == 2 ? cudaStreamPerThread
+                                                      : reinterpret_cast<cudaStream_t>(producer);
+          const StreamRef consumer = cudakit::current_stream(device);
+          if (protocol_stream_value(handle) == protocol_stream_value(consumer.handle())) return;
+          Event& event = ordering_event(device);
+          std::optional<DeviceGuard> on;
+          if (handle == cudaStreamLegacy || handle == cudaStreamPerThread) on.emplace(device);
+          event.record(StreamRef(handle, device));
+          consumer.wait_event(event);
+        },
+        nb::arg("producer"), nb::arg("device"),
+        "Orders cudakit's current stream of `device` after the work queued so far on `producer` "
+        "(DLPack's stream value: 1, 2 or a cudaStream_t), by an event; nothing when they are one stream.");
   m.def("_dlpack_version", [] { return std::make_pair(dlpack::kMajorVersion, dlpack::kMinorVersion); });
 }
 

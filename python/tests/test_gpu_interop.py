@@ -120,6 +120,39 @@ def test_consumer_passes_its_current_stream(torch):
     assert a.tolist()[:2] == [1.0, 1.0]
 
 
+def test_the_fast_torch_exchange_keeps_memory_values_and_order(torch):
+    from cudakit.torch import from_torch, to_torch
+
+    a = cudakit.arange(6).reshape([2, 3])
+    t = to_torch(a)
+    assert t.shape == (2, 3) and t.data_ptr() == a.data_ptr() and t.stride() == (3, 1)
+    back = from_torch(t.T)
+    assert back.data_ptr() == a.data_ptr() and back.stride() == (1, 3) and back.dtype == "float32"
+    h = torch.arange(4, dtype=torch.float16)
+    assert from_torch(h).tolist() == [0.0, 1.0, 2.0, 3.0]  # host memory: no stream involved
+    # to_torch: torch's current stream waits for cudakit's (busy) one, the host does not.
+    with _busy_producer(torch) as (producer, consumer, z):
+        with torch.cuda.stream(consumer):
+            started = time.perf_counter()
+            tz = to_torch(z)
+            took = time.perf_counter() - started
+            tz.add_(1)
+        assert took < 0.01 and not consumer.query()
+    consumer.synchronize()
+    assert producer.query() and z.tolist()[:2] == [1.0, 1.0]
+    # from_torch: cudakit's current stream waits for torch's (busy) one.
+    producer, consumer = _streams(torch)
+    with torch.cuda.stream(producer):
+        t = torch.zeros(1024, device="cuda")
+        torch.cuda._sleep(_BUSY_CYCLES)
+        with cudakit.stream(cudakit.ExternalStream(consumer.cuda_stream)):
+            x = from_torch(t)
+            x.fill_(2.0)
+    assert not consumer.query()
+    consumer.synchronize()
+    assert producer.query() and x.tolist()[:2] == [2.0, 2.0]
+
+
 def test_cupy_both_ways():
     cupy = pytest.importorskip("cupy")
     a = cudakit.arange(5)
@@ -127,8 +160,32 @@ def test_cupy_both_ways():
     assert int(c.data.ptr) == a.data_ptr() and c.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
     via_cai = cupy.asarray(a)
     assert int(via_cai.data.ptr) == a.data_ptr()
-    back = cudakit.from_dlpack(cupy.arange(4, dtype=cupy.int32)[::-1])
-    assert back.tolist() == [3, 2, 1, 0]
+    back = cudakit.from_dlpack(cupy.arange(8, dtype=cupy.int32)[1::3])
+    assert back.tolist() == [1, 4, 7] and back.stride() == (3,)
+    # Negative strides: CuPy's capsule has them right only from its fix of issue 10172 (a byte
+    # stride divided by an unsigned itemsize); a wrong one is refused with the stride named.
+    flipped = cupy.arange(4, dtype=cupy.int32)[::-1]
+    if _cupy_dlpack_strides(flipped) == (-1,):
+        assert cudakit.from_dlpack(flipped).tolist() == [3, 2, 1, 0]
+    else:
+        with pytest.raises(ValueError, match="has stride 4611686018427387903"):
+            cudakit.from_dlpack(flipped)
+
+
+def _cupy_dlpack_strides(array):
+    """The element strides in CuPy's own DLPack capsule of `array`, read with ctypes."""
+    import ctypes
+
+    class DLTensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device", ctypes.c_int32 * 2), ("ndim", ctypes.c_int32),
+                    ("dtype", ctypes.c_uint8 * 4), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                    ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+    capsule = array.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    tensor = DLTensor.from_address(get(capsule, b"dltensor"))  # the legacy capsule: DLTensor first
+    return tuple(tensor.strides[i] for i in range(tensor.ndim))
 
 
 def test_jax_both_ways():

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
 #include <unordered_map>
 
 #include "cudakit/core/detail/concat.hpp"
@@ -90,7 +93,7 @@ bool is_capturing(StreamRef stream) {
 
 void check_pointers(const GemmArgs& args, const char* api) {
   const GemmKey& key = args.key;
-  const auto fail = [&](const char* what) {
+  const auto fail = [&](const std::string& what) {
     throw InvalidArgumentError(api, cudakit::detail::concat(key.op_name(), " ", key.signature(), ": ", what));
   };
   if (key.m == 0 || key.n == 0) return;
@@ -99,6 +102,16 @@ void check_pointers(const GemmArgs& args, const char* api) {
   if (has_bias(key.epilogue) && !args.bias) fail("the epilogue has a bias and the bias pointer is null");
   if (key.op == GemmOp::scaled_gemm && (!args.scale_a || !args.scale_b)) {
     fail("ScaledGemm needs scale_a and scale_b (device pointers to one float each)");
+  }
+  if (key.op == GemmOp::scaled_gemm) {
+    for (const auto& [name, scale] : {std::pair{"scale_a", args.scale_a}, std::pair{"scale_b", args.scale_b}}) {
+      const auto address = reinterpret_cast<std::uintptr_t>(scale);
+      if (address % kScaleAlignment != 0) {
+        fail(cudakit::detail::concat(name, " at ", static_cast<const void*>(scale), " is ", address % kScaleAlignment,
+                                     " bytes past a 16-byte boundary: cuBLASLt's FP8 GEMMs need each scale 16-byte "
+                                     "aligned (a tensor of its own, or a 16-byte slot in a shared buffer)"));
+      }
+    }
   }
 }
 
@@ -217,8 +230,7 @@ void run_gemm(const GemmArgs& args, StreamRef s, bool traced) {
   const GemmArgs full = completed(args, s);
   check_pointers(full, "tunable::gemm");
   DeviceGuard guard(s.device());
-  if (!traced) trace_gemm(full, s);
-  detail::run_plan(plan_for(full, s), full, s);
+  detail::run_plan(plan_for(full, s), full, s, !traced);
 }
 
 bool matmul_through_tunable(const tensor::MatmulCall& call) {
@@ -290,9 +302,10 @@ Plan make_plan(const GemmKey& key, const Solution& solution) {
   return plan;
 }
 
-void run_plan(Plan& plan, const GemmArgs& args, StreamRef stream) {
+void run_plan(Plan& plan, const GemmArgs& args, StreamRef stream, bool report) {
   const GemmKey& key = args.key;
   if (key.m == 0 || key.n == 0) return;
+  if (report && plan.solution.kind != Solution::Kind::gemv) trace_gemm(args, stream);
   switch (plan.solution.kind) {
     case Solution::Kind::default_:
       if (!plan.lt) return run_cublas_default(args, stream);
@@ -338,7 +351,6 @@ void gemm_with_solution(const GemmArgs& args, const Solution& solution, Optional
   check_pointers(full, "tunable::gemm_with_solution");
   full.key.validate("tunable::gemm_with_solution");
   DeviceGuard guard(s.device());
-  trace_gemm(full, s);
   // Cached like gemm()'s plans, under a key of their own table entry per solution.
   thread_local std::unordered_map<GemmKey, std::vector<detail::Plan>, GemmKeyHash> plans;
   std::vector<detail::Plan>& list = plans[full.key];

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <vector>
 
+#include "cudakit/core/detail/graph_launcher.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/stream.hpp"
 #include "cudakit/core/trace_hooks.hpp"
@@ -417,6 +418,73 @@ TEST(JitFunctionGpu, LaunchesReportToTheTraceHooks) {
   cudakit::detach_trace_listener(id);
   EXPECT_EQ(launches, 1);
   EXPECT_EQ(accesses, 3u);
+}
+
+// Note [Launching through a one-node graph]: cached calls go through this thread's graph for the
+// stream, updated only when something changed; each call still computes its own operands.
+TEST(JitFunctionGpu, CachedCallsLaunchThroughAGraphPerStream) {
+  CUDAKIT_REQUIRE_GPU();
+  namespace cd = cudakit::detail;
+  if (!cd::graph_launches_enabled()) GTEST_SKIP() << "CUDAKIT_LAUNCH_GRAPHS=0 in this environment";
+  const Tensor x = values({1000}, DType::float32, 31), y = values({1000}, DType::float32, 32);
+  const Tensor x2 = values({1000}, DType::float32, 33);
+  Tensor out = ten::empty({1000}, {.device = kCuda}), out2 = ten::empty({1000}, {.device = kCuda});
+  cudakit::Stream first(0), second(0);
+  (void)axpy().call({x, y}, {.out = {out}, .stream = first.ref()});  // compiled (or found) and launched once
+  const cd::GraphLaunchCounters before = cd::graph_launch_counters();
+  (void)axpy().call({x, y}, {.out = {out}, .stream = first.ref()});     // the same: no update
+  (void)axpy().call({x2, y}, {.out = {out2}, .stream = first.ref()});   // new operands: one update
+  (void)axpy().call({x2, y}, {.out = {out2}, .stream = second.ref()});  // a graph for the second stream
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const cd::GraphLaunchCounters after = cd::graph_launch_counters();
+  EXPECT_EQ(after.launches - before.launches, 3u);
+  // The third call updates the first stream's graph; the fourth makes the second stream's graph,
+  // or updates it where an earlier test's stream had the same handle.
+  EXPECT_EQ((after.updates - before.updates) + (after.instantiations - before.instantiations), 2u);
+  EXPECT_LE(after.instantiations - before.instantiations, 1u);
+  EXPECT_EQ(after.declined, before.declined);
+  expect_near_all(axpy_reference(x, y, 2.0, {1000}), out, DType::float32, "first operands", {.terms = 2});
+  expect_near_all(axpy_reference(x2, y, 2.0, {1000}), out2, DType::float32, "second operands", {.terms = 2});
+  // Many calls, operands alternating, the results of each kept apart: no update is lost.
+  std::vector<Tensor> outs;
+  for (int i = 0; i < 20; ++i) outs.push_back(axpy().call({i % 2 ? x2 : x, y}, {.stream = first.ref()})[0]);
+  for (int i = 0; i < 20; ++i) {
+    expect_near_all(axpy_reference(i % 2 ? x2 : x, y, 2.0, {1000}), outs[i], DType::float32,
+                    "call " + std::to_string(i), {.terms = 2});
+  }
+  // Switched off, the same calls are plain launches, with the same results.
+  cd::set_graph_launches(false);
+  const cd::GraphLaunchCounters off_before = cd::graph_launch_counters();
+  const Tensor plain = axpy().call({x, y}, {.stream = first.ref()})[0];
+  EXPECT_EQ(cd::graph_launch_counters().launches, off_before.launches);
+  cd::set_graph_launches(true);
+  expect_near_all(axpy_reference(x, y, 2.0, {1000}), plain, DType::float32, "plain launch", {.terms = 2});
+}
+
+TEST(JitFunctionGpu, CallsInsideACaptureAreRecordedNotLaunched) {
+  CUDAKIT_REQUIRE_GPU();
+  namespace cd = cudakit::detail;
+  const Tensor x = values({512}, DType::float32, 34), y = values({512}, DType::float32, 35);
+  Tensor out = ten::empty({512}, {.device = kCuda});
+  cudakit::Stream stream(0);
+  (void)axpy().call({y, x}, {.out = {out}, .stream = stream.ref()});  // warm: the stream's graph exists
+  ASSERT_EQ(cudaStreamSynchronize(stream.handle()), cudaSuccess);
+  const cd::GraphLaunchCounters before = cd::graph_launch_counters();
+  ASSERT_EQ(cudaStreamBeginCapture(stream.handle(), cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  (void)axpy().call({x, y}, {.out = {out}, .stream = stream.ref()});
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream.handle(), &graph), cudaSuccess);
+  EXPECT_EQ(cd::graph_launch_counters().launches, before.launches);
+  std::size_t nodes = 0;
+  ASSERT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+  EXPECT_EQ(nodes, 1u);  // the kernel itself, not a graph inside the graph
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, stream.handle()), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream.handle()), cudaSuccess);
+  expect_near_all(axpy_reference(x, y, 2.0, {512}), out, DType::float32, "replayed", {.terms = 2});
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
 }
 
 }  // namespace

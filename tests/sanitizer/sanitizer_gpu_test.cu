@@ -19,6 +19,7 @@
 #include "cudakit/tensor/factories.hpp"
 #include "cudakit/tensor/matmul.hpp"
 #include "cudakit/tunable/gemm.hpp"
+#include "cudakit/tunable/tunable.hpp"
 #include "support/gpu_test.hpp"
 
 namespace {
@@ -153,6 +154,42 @@ TEST(SanitizerGpu, TunableGemmIsOneOperationWithItsOperands) {
     cudakit::memory::deallocate(a);
     cudakit::memory::deallocate(c);
   }
+}
+
+// Tuning runs Default and every candidate on buffers of its own, checks them with kernels that
+// read Default's output, and times them: all of it is real work the sanitizer must see, in order,
+// so that a correctly tuned GEMM is reported as nothing (the tuner's runs used to be invisible,
+// and the check kernels then read memory "nothing wrote").
+TEST(SanitizerGpu, TuningAGemmUnderTheSanitizerReportsNothing) {
+  CUDAKIT_REQUIRE_GPU();
+  namespace tun = cudakit::tunable;
+  const bool enabled = tun::is_enabled(), tuning = tun::tuning_is_enabled();
+  tun::enable(true);
+  tun::tuning_enable(true);
+  cudakit::Stream s0;
+  constexpr int kDim = 96 + 8;  // a shape no other test tunes in this process
+  float* a = static_cast<float*>(cudakit::memory::allocate(kDim * kDim * sizeof(float), s0));
+  float* c = static_cast<float*>(cudakit::memory::allocate(kDim * kDim * sizeof(float), s0));
+  std::uint64_t unchecked = 1, operations = 0;
+  const auto reports = sanitized([&] {
+    launch_produce(a, s0, kDim * kDim);
+    tun::GemmArgs args;
+    args.key.m = args.key.n = args.key.k = kDim;
+    args.key.lda = args.key.ldb = args.key.ldc = kDim;
+    args.a = args.b = a;
+    args.c = c;
+    tun::gemm(args, s0);  // tunes (the shape is new), then runs the chosen solution
+    cudakit::synchronize();
+    unchecked = san::stats().unchecked_launches;
+    operations = san::stats().operations;
+  });
+  tun::enable(enabled);
+  tun::tuning_enable(tuning);
+  EXPECT_TRUE(reports.empty()) << text(reports);
+  EXPECT_EQ(unchecked, 0u);
+  EXPECT_GT(operations, 4u) << "the tuner's runs and checks are tracked, not only the final GEMM";
+  cudakit::memory::deallocate(a);
+  cudakit::memory::deallocate(c);
 }
 
 TEST(SanitizerGpu, UserKernelsChainedByAnEventAreNotReported) {

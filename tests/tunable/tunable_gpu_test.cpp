@@ -150,7 +150,9 @@ struct Problem {
     if (has_bias(k.epilogue)) bias = random_operand(static_cast<std::size_t>(k.m), k.c_type, seed + 2);
     c = tensor::zeros({static_cast<std::int64_t>(span(k.m, k.n, k.ldc, k.batch, k.stride_c))},
                       {tensor_type(k.c_type), Device::cuda()});
-    if (k.op == GemmOp::scaled_gemm) scales = tensor::from_host(std::vector<float>{0.5f, 4.0f}, {2}, Device::cuda());
+    if (k.op == GemmOp::scaled_gemm) {  // two 16-byte slots (kScaleAlignment)
+      scales = tensor::from_host(std::vector<float>{0.5f, 0, 0, 0, 4.0f, 0, 0, 0}, {8}, Device::cuda());
+    }
   }
   GemmArgs args() const {
     GemmArgs g;
@@ -161,7 +163,7 @@ struct Problem {
     g.bias = bias.t.defined() ? bias.t.data_ptr() : nullptr;
     if (scales.defined()) {
       g.scale_a = static_cast<const float*>(scales.data_ptr());
-      g.scale_b = g.scale_a + 1;
+      g.scale_b = g.scale_a + kScaleAlignment / sizeof(float);
     }
     g.alpha = alpha;
     return g;
@@ -445,6 +447,20 @@ TEST_F(TunableGpu, ScaledFp8MatchesTheReferenceAndNeedsTn) {
   GemmKey nn = plain(GemmDType::float8_e4m3, 'n', 'n', 128, 64, 64);
   nn.op = GemmOp::scaled_gemm;
   EXPECT_NE(refusal(nn).find("TN layout"), std::string::npos) << refusal(nn);
+  // Scales 4 bytes apart: cublasLtMatmul would answer NOT_SUPPORTED (see kScaleAlignment).
+  GemmKey tn = plain(GemmDType::float8_e4m3, 't', 'n', 128, 64, 64);
+  tn.op = GemmOp::scaled_gemm;
+  tn.c_type = GemmDType::bfloat16;
+  const Problem misaligned(tn);
+  GemmArgs g = misaligned.args();
+  g.scale_b = g.scale_a + 1;
+  try {
+    gemm(g);
+    ADD_FAILURE() << "a scale off its 16-byte boundary was accepted";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("scale_b at 0x"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("4 bytes past a 16-byte boundary"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(TunableGpu, ResultsRoundTripThroughAFile) {

@@ -63,6 +63,14 @@ using PFN_StreamGetCtxWithGreen = CUresult (*)(CUstream, CUcontext*, CUgreenCtx*
   X(cuLibraryGetKernel, 12000)                    \
   X(cuKernelGetFunction, 12000)                   \
   X(cuLaunchKernel, 12000)                        \
+  X(cuGraphCreate, 12000)                         \
+  X(cuGraphAddKernelNode, 12000)                  \
+  X(cuGraphInstantiateWithFlags, 12000)           \
+  X(cuGraphExecKernelNodeSetParams, 12000)        \
+  X(cuGraphLaunch, 12000)                         \
+  X(cuGraphExecDestroy, 12000)                    \
+  X(cuGraphDestroy, 12000)                        \
+  X(cuStreamIsCapturing, 12000)                   \
   X(cuFuncLoad, 12040)                             \
   X(cuGreenCtxGetDevResource, 13000)              \
   X(cuCtxGetDevResource, 13000)

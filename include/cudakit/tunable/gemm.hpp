@@ -12,6 +12,7 @@
 // Streams: the GEMM is queued on `stream` (default: the current stream of the current device).
 // Tuning, when it happens, runs on that stream too and synchronizes it.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,13 @@
 
 namespace cudakit::tunable {
 
+// cuBLASLt's FP8 kernels on Hopper read each scale as part of a 16-byte load: a scale pointer off
+// that alignment gets CUBLAS_STATUS_NOT_SUPPORTED from cublasLtMatmul (measured on the H200,
+// 2026-12-01: two floats 4 bytes apart failed for every FP8 type pair and output type, 16 bytes
+// apart ran), although the heuristic and cublasLtMatmulAlgoCheck accept it. gemm() refuses such
+// a pointer before cuBLASLt is called.
+inline constexpr std::size_t kScaleAlignment = 16;
+
 struct GemmArgs {
   // The problem. workspace_bytes, alignment and sm_count are filled in by the calls below (from
   // the device, the pointers and the stream's context): leave them.
@@ -30,7 +38,8 @@ struct GemmArgs {
   const void* b = nullptr;
   void* c = nullptr;                // C input (when beta != 0) and D output, ldc apart
   const void* bias = nullptr;       // m elements of c_type, for epilogues with a bias
-  const float* scale_a = nullptr;   // ScaledGemm: device pointers to one float each
+  // ScaledGemm: device pointers to one float each, 16-byte aligned (kScaleAlignment).
+  const float* scale_a = nullptr;
   const float* scale_b = nullptr;
   double alpha = 1;
   double beta = 0;

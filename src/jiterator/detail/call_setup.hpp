@@ -88,6 +88,11 @@ class LaunchParameters {
   // The ck_layout parameter for `indexers` (all of one shape), in 32- or 64-bit fields.
   void layout(std::span<const tensor::detail::StridedIndexer> indexers, bool index64);
   [[nodiscard]] void** data() noexcept { return pointers_.data(); }
+  // Every parameter's value, when none is the layout struct (which lives outside values_);
+  // else empty. Equal values mean an equal launch (see launch_through_graph).
+  [[nodiscard]] std::span<const std::uint64_t> values() const noexcept {
+    return has_layout_ ? std::span<const std::uint64_t>{} : std::span<const std::uint64_t>(values_.data(), count_);
+  }
 
  private:
   void add(std::uint64_t value) {
@@ -102,6 +107,7 @@ class LaunchParameters {
   std::array<std::uint64_t, kMaxParameters> values_;
   std::array<void*, kMaxParameters> pointers_;
   int count_ = 0;
+  bool has_layout_ = false;
   alignas(16) std::array<std::uint64_t, kLayoutFields> layout_;
 };
 

@@ -33,6 +33,11 @@ struct Plan {
 [[nodiscard]] std::array<MemoryAccess, 6> gemm_accesses(const GemmArgs& args);
 
 // Queues the plan's GEMM on `stream` with the operands of `args` (whose key is the plan's).
-void run_plan(Plan& plan, const GemmArgs& args, StreamRef stream);
+// Reports the GEMM to the trace hooks as one operation with `args`' byte ranges (cuBLAS's and
+// cuBLASLt's kernels are not launched through them; the GEMV kernels report themselves), unless
+// `report` is false (the caller has reported it). The tuner's candidate runs report too: they are
+// real work on the stream, and a sanitizer that missed them would find the check kernels reading
+// memory nothing wrote.
+void run_plan(Plan& plan, const GemmArgs& args, StreamRef stream, bool report = true);
 
 }  // namespace cudakit::tunable::detail
