@@ -56,38 +56,35 @@ def use_cudakit_allocator():
 # torch.cuda.current_stream(), which it asks for the stream argument; torch.Tensor.__dlpack__ is
 # Python too (5 us, 19 with a stream). Underneath are torch._C._from_dlpack and _to_dlpack (0.3
 # us each) and torch._C._cuda_getCurrentRawStream (0.1 us). to_torch and from_torch use those
-# and keep the protocol's ordering themselves: to_torch passes torch's current stream to
-# Array.__dlpack__, which orders it after cudakit's; from_torch orders cudakit's current stream
-# after torch's by an event before it takes torch's capsule. Neither synchronizes the host.
-_torch_c = None
+# and keep the protocol's ordering themselves, in C++ (_capsule_for_torch,
+# _array_from_torch_capsule): torch's current stream is ordered after cudakit's before torch gets
+# the capsule, cudakit's after torch's before cudakit takes torch's, by an event where they are two
+# streams. Neither synchronizes the host.
+_from_dlpack = _to_dlpack = _raw_stream = None
 
 
-def _torch_internals():
-    global _torch_c
-    if _torch_c is None:
-        import torch
+def _bind_torch():
+    global _from_dlpack, _to_dlpack, _raw_stream
+    import torch
 
-        _torch_c = torch._C
-    return _torch_c
+    _from_dlpack, _to_dlpack = torch._C._from_dlpack, torch._C._to_dlpack
+    _raw_stream = torch._C._cuda_getCurrentRawStream
 
 
 def to_torch(array):
     """A torch.Tensor over `array`'s memory, as torch.from_dlpack(array) gives, in a fraction of
     its time (Note [Exchange with torch in a microsecond])."""
-    c = _torch_internals()
-    device_type, index = array.__dlpack_device__()
-    stream = (c._cuda_getCurrentRawStream(index) or 1) if device_type == 2 else None
-    return c._from_dlpack(array.__dlpack__(stream=stream))
+    if _from_dlpack is None:
+        _bind_torch()
+    return _from_dlpack(_cudakit._capsule_for_torch(array, _raw_stream))
 
 
 def from_torch(tensor):
     """A cudakit Array over `tensor`'s memory, as cudakit.from_dlpack(tensor) gives, in a fraction
     of its time (Note [Exchange with torch in a microsecond])."""
-    c = _torch_internals()
-    if tensor.is_cuda:
-        index = tensor.get_device()
-        _cudakit._order_current_stream_after(c._cuda_getCurrentRawStream(index) or 1, index)
-    return _cudakit._from_dlpack_capsule(c._to_dlpack(tensor))
+    if _to_dlpack is None:
+        _bind_torch()
+    return _cudakit._array_from_torch_capsule(_to_dlpack(tensor), _raw_stream)
 
 
 def is_installed() -> bool:

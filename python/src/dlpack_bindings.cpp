@@ -133,6 +133,19 @@ Event& ordering_event(int device) {
   return *events[device];
 }
 
+// `consumer` after the work queued so far on `producer`, by an event (one per thread and device),
+// when they are two streams. See Note [DLPack streams].
+void order_after(cudaStream_t producer, StreamRef consumer, int device) {
+  if (protocol_stream_value(producer) == protocol_stream_value(consumer.handle())) return;
+  Event& event = ordering_event(device);
+  // The runtime reads the two special handles as the current device's default streams.
+  std::optional<DeviceGuard> on;
+  const auto special = [](cudaStream_t s) { return s == cudaStreamLegacy || s == cudaStreamPerThread; };
+  if (special(producer) || special(consumer.handle())) on.emplace(device);
+  event.record(StreamRef(producer, device));
+  consumer.wait_event(event);
+}
+
 // See Note [DLPack streams].
 void order_consumer_stream(const tensor::Tensor& t, nb::handle stream) {
   const int device = t.device().index;
@@ -163,14 +176,16 @@ void order_consumer_stream(const tensor::Tensor& t, nb::handle stream) {
       consumer = reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(value));
     }
   }
-  const StreamRef producer = cudakit::current_stream(device);
-  if (protocol_stream_value(producer.handle()) == protocol_stream_value(consumer)) return;
-  Event& event = ordering_event(device);
-  event.record(producer);
-  // The runtime reads the two special handles as the current device's default streams.
-  std::optional<DeviceGuard> on;
-  if (consumer == cudaStreamLegacy || consumer == cudaStreamPerThread) on.emplace(device);
-  StreamRef(consumer, device).wait_event(event);
+  order_after(cudakit::current_stream(device).handle(), StreamRef(consumer, device), device);
+}
+
+// torch's current stream of `device` as the protocol's stream value: raw_stream_of(device), with
+// 0 (torch's legacy default stream) as 1.
+nb::object torch_stream_value(nb::handle raw_stream_of, int device) {
+  nb::object raw = raw_stream_of(device);
+  const unsigned long long value = PyLong_AsUnsignedLongLong(raw.ptr());
+  if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw nb::python_error();
+  return value == 0 ? nb::int_(1) : raw;
 }
 
 nb::object dlpack_export(const PyArray& a, nb::handle stream, std::optional<std::pair<int, int>> max_version,
@@ -415,24 +430,36 @@ void bind_dlpack(nb::module_& m) {
   m.def("_protocol_stream", [](DeviceIndex d) { return protocol_stream_value(cudakit::current_stream(d.value).handle()); },
         nb::arg("device") = nb::none(),
         "The current stream of `device` as DLPack's stream argument (1 for the legacy default stream).");
-  m.def("_order_current_stream_after",
-        [](std::uintptr_t producer, int device) {
-          // See Note [DLPack streams], the consumer's side done here: cudakit.torch.from_torch takes
-          // torch's capsule from torch._C._to_dlpack, which orders nothing.
-          const cudaStream_t handle = producer == 1 ? cudaStreamLegacy
-                                      : producer == 2 ? cudaStreamPerThread
-                                                      : reinterpret_cast<cudaStream_t>(producer);
-          const StreamRef consumer = cudakit::current_stream(device);
-          if (protocol_stream_value(handle) == protocol_stream_value(consumer.handle())) return;
-          Event& event = ordering_event(device);
-          std::optional<DeviceGuard> on;
-          if (handle == cudaStreamLegacy || handle == cudaStreamPerThread) on.emplace(device);
-          event.record(StreamRef(handle, device));
-          consumer.wait_event(event);
+  // Note [Exchange with torch in a microsecond] (python/cudakit/torch.py): the protocol's ordering
+  // around torch._C's capsule functions, with torch's current stream from `raw_stream_of(index)`
+  // (torch._C._cuda_getCurrentRawStream; 0 is its legacy default stream).
+  m.def("_capsule_for_torch",
+        [](const PyArray& a, nb::handle raw_stream_of) {
+          nb::object stream = nb::none();
+          if (a.tensor.device().is_cuda()) stream = torch_stream_value(raw_stream_of, a.tensor.device().index);
+          return dlpack_export(a, stream, std::nullopt, std::nullopt, std::nullopt);
         },
-        nb::arg("producer"), nb::arg("device"),
-        "Orders cudakit's current stream of `device` after the work queued so far on `producer` "
-        "(DLPack's stream value: 1, 2 or a cudaStream_t), by an event; nothing when they are one stream.");
+        nb::arg("array"), nb::arg("raw_stream_of"),
+        "A legacy capsule of `array` for torch._C._from_dlpack, torch's current stream ordered after cudakit's.");
+  m.def("_array_from_torch_capsule",
+        [](nb::handle capsule, nb::handle raw_stream_of) {
+          PyObject* c = capsule.ptr();
+          const dlpack::Tensor* dl = nullptr;
+          if (PyCapsule_IsValid(c, dlpack::kLegacyCapsule)) {
+            dl = &static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(c, dlpack::kLegacyCapsule))->dl_tensor;
+          } else if (PyCapsule_IsValid(c, dlpack::kVersionedCapsule)) {
+            dl = &static_cast<dlpack::ManagedTensorVersioned*>(PyCapsule_GetPointer(c, dlpack::kVersionedCapsule))->dl_tensor;
+          }
+          if (dl != nullptr && dl->device.device_type == dlpack::kCUDA) {
+            const int device = dl->device.device_id;
+            const std::uintptr_t producer = nb::cast<std::uintptr_t>(torch_stream_value(raw_stream_of, device));
+            order_after(producer == 1 ? cudaStreamLegacy : reinterpret_cast<cudaStream_t>(producer),
+                        cudakit::current_stream(device), device);
+          }
+          return consume_capsule(capsule);
+        },
+        nb::arg("capsule"), nb::arg("raw_stream_of"),
+        "Takes torch._C._to_dlpack's capsule, cudakit's current stream ordered after torch's.");
   m.def("_dlpack_version", [] { return std::make_pair(dlpack::kMajorVersion, dlpack::kMinorVersion); });
 }
 

@@ -206,3 +206,33 @@ def test_the_producers_deleter_runs_on_whichever_thread_lets_go():
     thread.join()
     gc.collect()
     assert alive() is None
+
+
+def test_the_torch_exchange_helpers_on_host_memory_ask_for_no_stream():
+    # cudakit.torch's fast paths (Note [Exchange with torch in a microsecond]) without torch:
+    # host memory needs no stream, so torch's stream function is never called.
+    def no_stream(device):
+        raise AssertionError(f"asked for the stream of device {device}")
+
+    a = cudakit.arange(4, dtype="float32", device="cpu")
+    capsule = cudakit._cudakit._capsule_for_torch(a, no_stream)
+    assert capsule_name(capsule) == "dltensor"
+    n = np.from_dlpack(_Capsule(capsule))
+    assert n.ctypes.data == a.data_ptr() and n.tolist() == [0.0, 1.0, 2.0, 3.0]
+    back = cudakit._cudakit._array_from_torch_capsule(np.arange(3.0).__dlpack__(), no_stream)
+    assert back.tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(TypeError, match="expected a DLPack capsule"):
+        cudakit._cudakit._array_from_torch_capsule(object(), no_stream)
+
+
+class _Capsule:
+    """A capsule with the protocol's methods, for NumPy's from_dlpack."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)

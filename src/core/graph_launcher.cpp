@@ -32,7 +32,9 @@ namespace cudakit::detail {
 // A stream captured into a graph declines (the capture must record the kernel itself), as does a
 // stream whose graph calls failed once (another context's stream behind a reused handle, say):
 // the caller launches with cuLaunchKernel, so the fallback is the plain launch, never an error.
-// At most kMaxGraphs streams per thread: the least recently used graph is destroyed first (an
+// A stream's first launch in a thread is a plain one (declined) and only its second makes the graph:
+// a program that launches once (the jiterator's first call in a process, say) pays no
+// instantiation. At most kMaxGraphs streams per thread: the least recently used graph is destroyed first (an
 // executable graph still running is freed when it completes). CUDAKIT_LAUNCH_GRAPHS=0 turns it all
 // off, for tools that would rather see plain launches.
 
@@ -48,6 +50,7 @@ struct StreamGraph {
   CUgraphNode node = nullptr;
   CUgraphExec exec = nullptr;
   bool failed = false;  // declines from now on
+  bool seen = false;    // launched once, plainly: the next launch makes the graph
   // The node's present function, dimensions and (when known) parameter values.
   CUfunction function = nullptr;
   std::array<unsigned, 7> dims{};  // grid, block, shared bytes
@@ -183,6 +186,11 @@ bool launch_through_graph(const GraphKernelLaunch& l) {
   const std::array<unsigned, 7> dims = dims_of(l);
   const bool fits = !l.values.empty() && l.values.size() <= kMaxValues;
   if (g.exec == nullptr) {
+    if (!g.seen) {
+      g.seen = true;
+      ++t.counters.declined;
+      return false;
+    }
     if (!instantiate(g, l, d)) {
       ++t.counters.declined;
       return false;

@@ -446,6 +446,7 @@ TEST_F(TunableGpu, ScaledFp8MatchesTheReferenceAndNeedsTn) {
   EXPECT_NE(refusal(odd_k).find("k to be a multiple of 16"), std::string::npos) << refusal(odd_k);
   GemmKey nn = plain(GemmDType::float8_e4m3, 'n', 'n', 128, 64, 64);
   nn.op = GemmOp::scaled_gemm;
+  nn.c_type = GemmDType::bfloat16;  // valid but for the layout
   EXPECT_NE(refusal(nn).find("TN layout"), std::string::npos) << refusal(nn);
   // Scales 4 bytes apart: cublasLtMatmul would answer NOT_SUPPORTED (see kScaleAlignment).
   GemmKey tn = plain(GemmDType::float8_e4m3, 't', 'n', 128, 64, 64);

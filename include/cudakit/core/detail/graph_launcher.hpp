@@ -26,8 +26,9 @@ struct GraphKernelLaunch {
 // Queues `launch` on its stream through this thread's graph for that stream and returns true;
 // or returns false having queued nothing, and the caller launches it itself: when the stream is
 // capturing (the capture must record a kernel node), when graph launches are off
-// (CUDAKIT_LAUNCH_GRAPHS=0, or set_graph_launches), or when a graph call failed for this stream
-// (it is then not tried again there).
+// (CUDAKIT_LAUNCH_GRAPHS=0, or set_graph_launches), for the thread's first launch on the stream
+// (the second makes the graph), or when a graph call failed for this stream (it is then not
+// tried again there).
 bool launch_through_graph(const GraphKernelLaunch& launch);
 
 // On by default; CUDAKIT_LAUNCH_GRAPHS=0 turns them off for the process. Tests switch them.
