@@ -2,7 +2,9 @@
 
 The names follow torch.cuda: devices, streams and events, the caching allocator (memory_stats,
 memory_summary, snapshots, MemPool, use_mem_pool), Philox generators, CUDA graphs, NVTX ranges,
-the profiler, the jiterator and TunableOp; a small device array (`Array`) that trades memory with
+the profiler, the jiterator and TunableOp; the stream sanitizer (cudakit.sanitizer), NCCL
+collectives (cudakit.nccl, cudakit.comm), GPUDirect Storage and safetensors (cudakit.gds) and
+green contexts (cudakit.green_contexts); a small device array (`Array`) that trades memory with
 PyTorch, CuPy, JAX and NumPy through DLPack; and `cudakit.torch.use_cudakit_allocator()`, which
 puts cudakit's caching allocator under PyTorch.
 """
@@ -16,9 +18,12 @@ from ._cudakit import (
     CUDAGraph,
     Event,
     Generator,
+    GreenContext,
+    NcclError,
     NvrtcError,
     OutOfMemoryError,
     Profiler,
+    SanitizerError,
     StateError,
     Stream,
     allclose,
@@ -60,6 +65,7 @@ from ._dlpack import from_dlpack
 from ._graphs import graph
 from ._streams import ExternalStream, StreamContext, stream
 from . import memory, nvtx, jiterator, tunable, profiler
+from . import sanitizer, nccl, comm, gds, green_contexts
 from .memory import *  # noqa: F403 (torch.cuda re-exports torch.cuda.memory the same way)
 
 __version__ = "0.1.0"

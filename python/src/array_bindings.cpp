@@ -63,6 +63,10 @@ tensor::DType parse_dtype(nb::handle dtype) {
   return tensor::parse_dtype(name);
 }
 
+void check_writable(const PyArray& a, const char* api) {
+  if (a.readonly) throw nb::value_error((std::string(api) + ": the array is read-only").c_str());
+}
+
 namespace {
 
 nb::tuple to_tuple(const Shape& values) {
@@ -84,10 +88,6 @@ const char* typestr(DType dtype) {
     case DType::bfloat16: break;
   }
   return nullptr;
-}
-
-void check_writable(const PyArray& a, const char* api) {
-  if (a.readonly) throw nb::value_error((std::string(api) + ": the array is read-only").c_str());
 }
 
 // Row-major values nested by `sizes` from dimension `dim` on, starting at flat index `at`.

@@ -45,6 +45,9 @@ struct PyArray {
   bool readonly = false;
 };
 
+// Refuses a write through a read-only array. @throws ValueError naming `api`.
+void check_writable(const PyArray& a, const char* api);
+
 // A device as the array functions take it: "cpu", "cuda", "cuda:N", an int (a CUDA ordinal),
 // None (the current CUDA device) or a torch.device. @throws ValueError naming what was given.
 [[nodiscard]] tensor::Device parse_device(nb::handle device);
@@ -70,6 +73,10 @@ void bind_profiler(nb::module_& m);
 void bind_nvtx(nb::module_& m);
 void bind_jiterator(nb::module_& m);
 void bind_tunable(nb::module_& m);
+void bind_sanitizer(nb::module_& m);
+void bind_nccl(nb::module_& m);
+void bind_gds(nb::module_& m);
+void bind_green_contexts(nb::module_& m);
 
 }  // namespace cudakit::python
 

@@ -7,6 +7,8 @@
 
 #include "common.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/gds/io_error.hpp"
 
 namespace cudakit::python {
 
@@ -46,6 +48,12 @@ NB_MODULE(_cudakit, m) {
   nb::exception<cudakit::CudaError>(m, "CudaError", PyExc_RuntimeError);
   nb::exception<cudakit::NvrtcError>(m, "NvrtcError", PyExc_RuntimeError);
   nb::exception<cudakit::StateError>(m, "StateError", PyExc_RuntimeError);
+  // NCCL's failures (a refused call, a watchdog timeout, an unreachable store) and cuFile's are
+  // RuntimeErrors too; a file that cannot be opened, read or written is an OSError, as Python's
+  // own I/O raises. SanitizerError, which carries its report, is made in sanitizer_bindings.cpp.
+  nb::exception<cudakit::NcclError>(m, "NcclError", PyExc_RuntimeError);
+  nb::exception<cudakit::gds::IoError>(m, "IoError", PyExc_OSError);
+  nb::exception<cudakit::gds::CuFileError>(m, "CuFileError", PyExc_RuntimeError);
 
   // A bound function that does nothing: the benchmark's measure of the binding's own call cost.
   m.def("_noop", [] {});
@@ -60,4 +68,8 @@ NB_MODULE(_cudakit, m) {
   bind_nvtx(m);
   bind_jiterator(m);
   bind_tunable(m);
+  bind_sanitizer(m);
+  bind_nccl(m);
+  bind_gds(m);
+  bind_green_contexts(m);
 }

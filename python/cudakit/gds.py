@@ -1,0 +1,94 @@
+"""GPUDirect Storage (torch.cuda.gds) and safetensors checkpoints (safetensors' names).
+
+GdsFile loads into and saves from cudakit.Arrays on the GPU or the host by the fastest path the
+machine has: cuFile with nvidia-fs (real GDS: storage DMAs into GPU memory), else cudakit's
+parallel O_DIRECT engine through pinned buffers, or the page cache where O_DIRECT is refused.
+Every call returns an IoReport naming the path it took (report.path).
+
+    f = cudakit.gds.GdsFile("weights.bin", "w")
+    f.save(array)                                   # -> IoReport
+    cudakit.gds.save_file({"w": w, "b": b}, "model.safetensors")
+    tensors = cudakit.gds.load_file("model.safetensors", device="cuda:0")
+
+Keyword options are CUDAKIT_GDS_* settings by lower-case name: io_threads=4, chunk_bytes="8M",
+o_direct=False, cufile="never" | "auto" | "required" (see notes/gds.md).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from . import _cudakit
+from ._cudakit import CuFileError, GdsFile, IoError, IoReport, IoTicket
+
+__all__ = ["CuFileError", "GdsFile", "IoError", "IoReport", "IoTicket", "SafetensorsLoad",
+           "gds_register_buffer", "gds_deregister_buffer", "is_gds_available", "support",
+           "load_file", "load_safetensors", "save_file", "read_safetensors_header"]
+
+# torch.cuda.gds.GdsFile's names for a storage's load and save.
+GdsFile.load_storage = GdsFile.load
+GdsFile.save_storage = GdsFile.save
+
+
+def support() -> dict:
+    """Whether cuFile can be used here ('cufile': libcufile loads and a GPU is present) and
+    whether nvidia-fs is loaded ('nvidia_fs'; without it there is no DMA between storage and
+    the GPU and GdsFile uses cudakit's engine), each with its 'detail'; and nvidia_fs_version."""
+    return _cudakit._gds_support()
+
+
+def is_gds_available() -> bool:
+    """Whether real GPUDirect Storage (cuFile over nvidia-fs) can serve a GdsFile on this
+    machine; when False, GdsFile still works, through cudakit's O_DIRECT engine."""
+    s = support()
+    return s["cufile"]["supported"] and s["nvidia_fs"]["supported"]
+
+
+def gds_register_buffer(file: GdsFile, array) -> bool:
+    """cuFileBufRegister for an array cuFile transfers of `file` use again and again."""
+    return file.register_buffer(array)
+
+
+def gds_deregister_buffer(file: GdsFile, array) -> None:
+    file.deregister_buffer(array)
+
+
+class SafetensorsLoad(NamedTuple):
+    tensors: dict
+    metadata: dict
+    report: IoReport  # the tensors' batched load (not the header's read)
+
+
+def load_safetensors(filename: str | os.PathLike, device="cpu", *, stream=None, **options) -> SafetensorsLoad:
+    """Every tensor of a safetensors file on `device` ("cpu", "cuda", "cuda:N"), each read
+    straight into its array by one batched GdsFile load; with the file's metadata and the
+    load's IoReport. A malformed file raises ValueError naming what is wrong and where."""
+    tensors, metadata, report = _cudakit._gds_load_safetensors(os.fspath(filename), device, stream, **options)
+    return SafetensorsLoad(tensors, metadata, report)
+
+
+def load_file(filename: str | os.PathLike, device="cpu", **options) -> dict:
+    """safetensors.load_file: {name: Array} on `device`."""
+    return load_safetensors(filename, device, **options).tensors
+
+
+def save_file(tensors: dict, filename: str | os.PathLike, metadata: dict | None = None, *,
+              atomic: bool = False, fsync: bool = False, stream=None, **options) -> IoReport:
+    """safetensors.save_file: `tensors` ({name: Array}, contiguous, on any device) written in
+    name order, with `metadata` ({str: str}). atomic: a temporary file, synced, renamed over
+    `filename`, so that a failed save leaves the old file as it was. Returns the IoReport."""
+    return _cudakit._gds_save_safetensors(tensors, os.fspath(filename), metadata or {}, atomic, fsync, stream,
+                                          **options)
+
+
+def read_safetensors_header(filename: str | os.PathLike) -> dict:
+    """The header of a safetensors file, without its data: header_bytes, data_offset,
+    data_bytes, tensors (name, dtype, shape, data_offsets, ...) and metadata."""
+    with open(filename, "rb") as f:
+        first = f.read(8)
+        length = int.from_bytes(first, "little") if len(first) == 8 else 0
+        # The C++ parser refuses lengths past safetensors' limit before anything is read.
+        head = first + f.read(min(length, 100_000_000))
+        size = os.fstat(f.fileno()).st_size
+    return _cudakit._gds_parse_safetensors_header(head, size)
