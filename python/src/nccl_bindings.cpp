@@ -159,6 +159,7 @@ void bind_nccl(nb::module_& m) {
       .value("MAX", ReduceOp::max)
       .value("AVG", ReduceOp::avg);
 
+  m.def("_nccl_reduce_op", &to_reduce_op, nb::arg("op"), "The ReduceOp an `op=` argument names (ValueError otherwise).");
   m.def("_nccl_is_available", &nccl::library_loaded, "Whether libnccl loaded with every entry point cudakit needs.");
   m.def("_nccl_is_available_for", [](nb::sequence arrays) {
         return nccl::is_available(tensors_of(arrays, "tensors"));
