@@ -89,7 +89,7 @@ def test_with_and_torchs_names_set_the_current_stream():
     assert cudakit.current_stream(0) == before
     with pytest.raises(cudakit.StateError):
         ctx.pop_context()
-    ctx.stream().synchronize()  # the context's own work: a device synchronize covers the primary context's
+    ctx.stream().synchronize()  # not cudakit.synchronize(): the green context is a context of its own
     assert a.tolist() == [5.0] * 256
 
 
