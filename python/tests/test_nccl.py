@@ -144,7 +144,7 @@ def test_one_rank_collectives_move_the_values(tmp_path, route):
     comm.all_reduce(x, op="max")
     comm.all_reduce(x, op=ReduceOp.AVG)
     assert x.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
-    ints = cudakit.full([4], 3, dtype="int32")
+    ints = cudakit.full([4], 3.0, dtype="int32")
     comm.all_reduce(ints, op="product")
     assert ints.tolist() == [3, 3, 3, 3]
     b = cudakit.zeros([8])

@@ -98,11 +98,11 @@ def test_cross_stream_read_is_reported_without_a_wait(wait):
 
 @requires_gpu
 def test_throw_mode_refuses_the_racy_operation_with_its_report():
+    cudakit.sanitizer.enable("throw")  # first: the model knows only what runs after enable()
     s1, s2 = cudakit.Stream(), cudakit.Stream()
     with cudakit.stream(s1):
         a = cudakit.empty([N])
         a.fill_(1.0)
-    cudakit.sanitizer.enable("throw")
     with cudakit.stream(s2):
         with pytest.raises(cudakit.sanitizer.SanitizerError) as refused:
             a.copy()
