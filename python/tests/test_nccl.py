@@ -160,7 +160,15 @@ def test_one_rank_collectives_move_the_values(tmp_path, route):
     comm.reduce(x, root=0, output=reduced)
     cudakit.synchronize()
     assert reduced.tolist() == x.tolist()
-    assert comm.operations_issued() == 8
+    exchanged = cudakit.zeros([8])
+    comm.all_to_all(x, exchanged)
+    assert exchanged.tolist() == x.tolist()
+    received = cudakit.zeros([8])
+    with cudakit.nccl.group():  # a send to itself and its receive, launched together
+        comm.send(x, peer=0)
+        comm.recv(received, peer=0)
+    assert received.tolist() == x.tolist()
+    assert comm.operations_issued() == 11
     records = comm.flight_records()
     assert [r["op"] for r in records][:2] == ["all_reduce", "all_reduce"]
     comm.check()
