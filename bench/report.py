@@ -319,7 +319,7 @@ def area_sanitizer(out, plots):
         off = by.get("off")
         on = by.get("cudakit, stacks", by.get("cudakit"))
         if on is not None:
-            torch_on = by.get("torch, on")
+            torch_on = by.get("torch, sanitizer", by.get("torch, on"))  # torch_sanitizer_bench.py's name
             rows.append(row(f"{case}: sanitized", "us", on, "torch.cuda._sanitizer" if torch_on else None,
                             torch_on, limit="unsanitized", limit_value=off, noise=0.05))
     for case, by in runs.items():
