@@ -104,8 +104,10 @@ void make_buffers(Buffers& buf, const GemmKey& key, StreamRef stream) {
     tunable::detail::fill_random(buf.a.back(), key.a_type, a_n, 11 + 2 * i, stream);
     tunable::detail::fill_random(buf.b.back(), key.b_type, b_n, 12 + 2 * i, stream);
   }
-  buf.scales = static_cast<float*>(memory::allocate(2 * sizeof(float), stream));
-  tunable::detail::fill_value(buf.scales, GemmDType::float32, 2, 1.0f, stream);
+  // Two scales, each in a 16-byte slot (tunable::kScaleAlignment: cuBLASLt's FP8 kernels need it).
+  constexpr std::size_t kSlot = tunable::kScaleAlignment / sizeof(float);
+  buf.scales = static_cast<float*>(memory::allocate(2 * tunable::kScaleAlignment, stream));
+  tunable::detail::fill_value(buf.scales, GemmDType::float32, 2 * kSlot, 1.0f, stream);
   stream.synchronize();
 }
 
@@ -117,7 +119,7 @@ GemmArgs args_of(const GemmKey& key, const Buffers& buf, std::size_t i) {
   g.b = buf.b[copy];
   g.c = buf.c[copy];
   g.scale_a = buf.scales;
-  g.scale_b = buf.scales + 1;
+  g.scale_b = buf.scales + tunable::kScaleAlignment / sizeof(float);
   return g;
 }
 

@@ -130,7 +130,11 @@ def test_the_fast_torch_exchange_keeps_memory_values_and_order(torch):
     assert back.data_ptr() == a.data_ptr() and back.stride() == (1, 3) and back.dtype == "float32"
     h = torch.arange(4, dtype=torch.float16)
     assert from_torch(h).tolist() == [0.0, 1.0, 2.0, 3.0]  # host memory: no stream involved
-    # to_torch: torch's current stream waits for cudakit's (busy) one, the host does not.
+    # to_torch: torch's current stream waits for cudakit's (busy) one, the host does not. The
+    # kernel torch runs there is loaded first: a kernel's first launch in a process loads its
+    # module (lazy loading), which waits for the device and would end the busy stretch.
+    torch.ones(4, device="cuda").add_(1)
+    torch.cuda.synchronize()
     with _busy_producer(torch) as (producer, consumer, z):
         with torch.cuda.stream(consumer):
             started = time.perf_counter()
