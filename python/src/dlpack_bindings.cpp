@@ -179,13 +179,13 @@ void order_consumer_stream(const tensor::Tensor& t, nb::handle stream) {
   order_after(cudakit::current_stream(device).handle(), StreamRef(consumer, device), device);
 }
 
-// torch's current stream of `device` as the protocol's stream value: raw_stream_of(device), with
-// 0 (torch's legacy default stream) as 1.
-nb::object torch_stream_value(nb::handle raw_stream_of, int device) {
-  nb::object raw = raw_stream_of(device);
+// torch's current stream of `device`: raw_stream_of(device), whose 0 is torch's legacy default
+// stream.
+cudaStream_t torch_current_stream(nb::handle raw_stream_of, int device) {
+  const nb::object raw = raw_stream_of(device);
   const unsigned long long value = PyLong_AsUnsignedLongLong(raw.ptr());
   if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw nb::python_error();
-  return value == 0 ? nb::int_(1) : raw;
+  return value == 0 ? cudaStreamLegacy : reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(value));
 }
 
 nb::object dlpack_export(const PyArray& a, nb::handle stream, std::optional<std::pair<int, int>> max_version,
@@ -436,7 +436,9 @@ void bind_dlpack(nb::module_& m) {
   m.def("_capsule_for_torch",
         [](const PyArray& a, nb::handle raw_stream_of) {
           nb::object stream = nb::none();
-          if (a.tensor.device().is_cuda()) stream = torch_stream_value(raw_stream_of, a.tensor.device().index);
+          if (a.tensor.device().is_cuda()) {
+            stream = nb::int_(protocol_stream_value(torch_current_stream(raw_stream_of, a.tensor.device().index)));
+          }
           return dlpack_export(a, stream, std::nullopt, std::nullopt, std::nullopt);
         },
         nb::arg("array"), nb::arg("raw_stream_of"),
@@ -452,9 +454,7 @@ void bind_dlpack(nb::module_& m) {
           }
           if (dl != nullptr && dl->device.device_type == dlpack::kCUDA) {
             const int device = dl->device.device_id;
-            const std::uintptr_t producer = nb::cast<std::uintptr_t>(torch_stream_value(raw_stream_of, device));
-            order_after(producer == 1 ? cudaStreamLegacy : reinterpret_cast<cudaStream_t>(producer),
-                        cudakit::current_stream(device), device);
+            order_after(torch_current_stream(raw_stream_of, device), cudakit::current_stream(device), device);
           }
           return consume_capsule(capsule);
         },

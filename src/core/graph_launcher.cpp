@@ -51,12 +51,11 @@ struct StreamGraph {
   CUgraphExec exec = nullptr;
   bool failed = false;  // declines from now on
   bool seen = false;    // launched once, plainly: the next launch makes the graph
-  // The node's present function, dimensions and (when known) parameter values.
+  // The node's present function, dimensions and parameter values (value_count 0: not known).
   CUfunction function = nullptr;
   std::array<unsigned, 7> dims{};  // grid, block, shared bytes
   std::array<std::uint64_t, kMaxValues> values{};
   std::size_t value_count = 0;
-  bool values_known = false;
   std::uint64_t last_use = 0;
 };
 
@@ -197,8 +196,8 @@ bool launch_through_graph(const GraphKernelLaunch& l) {
     }
     ++t.counters.instantiations;
   } else {
-    const bool same = g.values_known && fits && g.function == l.function && g.dims == dims &&
-                      g.value_count == l.values.size() && std::equal(l.values.begin(), l.values.end(), g.values.begin());
+    const bool same = fits && g.value_count == l.values.size() && g.function == l.function && g.dims == dims &&
+                      std::equal(l.values.begin(), l.values.end(), g.values.begin());
     if (!same) {
       const CUDA_KERNEL_NODE_PARAMS p = node_params(l);
       if (d.cuGraphExecKernelNodeSetParams(g.exec, g.node, &p) != CUDA_SUCCESS) {
@@ -211,11 +210,8 @@ bool launch_through_graph(const GraphKernelLaunch& l) {
   }
   g.function = l.function;
   g.dims = dims;
-  g.values_known = fits;
-  if (fits) {
-    std::copy(l.values.begin(), l.values.end(), g.values.begin());
-    g.value_count = l.values.size();
-  }
+  g.value_count = fits ? l.values.size() : 0;
+  if (fits) std::copy(l.values.begin(), l.values.end(), g.values.begin());
   if (d.cuGraphLaunch(g.exec, l.stream) != CUDA_SUCCESS) {
     // Nothing was queued; the caller's own launch reports what is wrong, if anything still is.
     g.failed = true;

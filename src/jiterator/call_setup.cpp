@@ -193,12 +193,11 @@ void launch(CUfunction function, std::int64_t grid, int block, StreamRef stream,
                                        .accesses_declared = true});
   }
   // See Note [Launching through a one-node graph] (core): half the host time of cuLaunchKernel.
-  const cudakit::detail::GraphKernelLaunch through_graph{
+  const cudakit::detail::GraphKernelLaunch l{
       .function = function, .grid = {static_cast<unsigned>(grid), 1, 1}, .block = {static_cast<unsigned>(block), 1, 1},
       .stream = reinterpret_cast<CUstream>(stream.handle()), .parameters = parameters.data(), .values = parameters.values()};
-  if (cudakit::detail::launch_through_graph(through_graph)) return;
-  CUDAKIT_DRIVER_CALL(cuLaunchKernel, function, static_cast<unsigned>(grid), 1, 1, static_cast<unsigned>(block), 1, 1,
-                      0, reinterpret_cast<CUstream>(stream.handle()), parameters.data(), nullptr);
+  if (cudakit::detail::launch_through_graph(l)) return;
+  CUDAKIT_DRIVER_CALL(cuLaunchKernel, l.function, l.grid[0], 1, 1, l.block[0], 1, 1, 0, l.stream, l.parameters, nullptr);
 }
 
 }  // namespace cudakit::jiterator::detail

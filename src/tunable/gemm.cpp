@@ -100,16 +100,15 @@ void check_pointers(const GemmArgs& args, const char* api) {
   if (!args.c) fail("C is null");
   if (key.k > 0 && (!args.a || !args.b)) fail("A or B is null");
   if (has_bias(key.epilogue) && !args.bias) fail("the epilogue has a bias and the bias pointer is null");
-  if (key.op == GemmOp::scaled_gemm && (!args.scale_a || !args.scale_b)) {
-    fail("ScaledGemm needs scale_a and scale_b (device pointers to one float each)");
-  }
   if (key.op == GemmOp::scaled_gemm) {
+    if (!args.scale_a || !args.scale_b) fail("ScaledGemm needs scale_a and scale_b (device pointers to one float each)");
     for (const auto& [name, scale] : {std::pair{"scale_a", args.scale_a}, std::pair{"scale_b", args.scale_b}}) {
       const auto address = reinterpret_cast<std::uintptr_t>(scale);
       if (address % kScaleAlignment != 0) {
         fail(cudakit::detail::concat(name, " at ", static_cast<const void*>(scale), " is ", address % kScaleAlignment,
-                                     " bytes past a 16-byte boundary: cuBLASLt's FP8 GEMMs need each scale 16-byte "
-                                     "aligned (a tensor of its own, or a 16-byte slot in a shared buffer)"));
+                                     " bytes past a ", kScaleAlignment, "-byte boundary: cuBLASLt's FP8 GEMMs need each "
+                                     "scale ", kScaleAlignment, "-byte aligned (a tensor of its own, or a ",
+                                     kScaleAlignment, "-byte slot in a shared buffer)"));
       }
     }
   }

@@ -55,11 +55,14 @@ std::size_t span_elements(std::int64_t rows, std::int64_t cols, std::int64_t ld,
 
 using detail::DeviceBuffer;
 
+// The tuner's two scales share one buffer, each in a slot of kScaleAlignment bytes.
+constexpr std::size_t kScaleSlot = kScaleAlignment / sizeof(float);
+
 struct Operands {
   std::vector<DeviceBuffer> a, b, c;  // rotating copies
   DeviceBuffer reference;             // Default's output
   DeviceBuffer bias;
-  DeviceBuffer scales;                // scale_a, and scale_b kScaleAlignment bytes after it
+  DeviceBuffer scales;                // scale_a, and scale_b kScaleSlot floats after it
   DeviceBuffer flush;                 // written before each sample to evict L2 (ICACHE_FLUSH)
   std::size_t flush_bytes = 0;
   std::size_t c_bytes = 0;
@@ -98,10 +101,9 @@ Operands make_operands(const GemmKey& key, const TuningOptions& options, StreamR
   }
   if (o.bias.get()) detail::fill_random(o.bias.get(), key.c_type, static_cast<std::size_t>(key.m), 99, stream);
   if (o.scales.get()) {
-    constexpr std::size_t kSlot = kScaleAlignment / sizeof(float);
-    float scales[2 * kSlot] = {};
+    float scales[2 * kScaleSlot] = {};
     scales[0] = 0.5f;
-    scales[kSlot] = 2.0f;
+    scales[kScaleSlot] = 2.0f;
     memcpy_async(o.scales.get(), scales, sizeof scales, cudaMemcpyHostToDevice, stream);  // traced: the candidates read it
     CUDAKIT_CHECK_CUDA(cudaStreamSynchronize(stream.handle()));  // `scales` is on this stack
   }
@@ -117,7 +119,7 @@ GemmArgs args_for(const GemmKey& key, const Operands& o, std::size_t copy, void*
   args.bias = o.bias.get();
   if (o.scales.get()) {
     args.scale_a = static_cast<const float*>(o.scales.get());
-    args.scale_b = args.scale_a + kScaleAlignment / sizeof(float);
+    args.scale_b = args.scale_a + kScaleSlot;
   }
   return args;
 }
