@@ -83,6 +83,33 @@ double gpu_ms(int calls, F&& f) {
   return cudakit::bench::median(samples);
 }
 
+// The disk-warm first call taken apart in a new process of its own: the source generated first
+// (cold), then compile() (the source again, warm, and the entry's read and check, cold), then the
+// call, which is left with the module's load, the dispatch and the launch. Their sum against the
+// single first call of child() says what the parts cost when each is the first of its kind.
+int split_child(const char* dir) {
+  ::setenv("CUDAKIT_KERNEL_CACHE_PATH", dir, 1);
+  const Tensor x = ten::ones({1 << 20}, {.device = kCuda}), y = ten::ones({1 << 20}, {.device = kCuda});
+  Tensor out = ten::empty({1 << 20}, {.device = kCuda});
+  cudaDeviceSynchronize();
+  const jit::JitFunction fn = jit::create_jit_fn(kDiskAxpy, {{"alpha", 2.0f}});
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  const jit::KernelVariant variant = fn.variant_for({x, y}, {.out = {out}});
+  auto start = Clock::now();
+  const std::string source = fn.generated_source(variant);
+  emit("disk_warm_split_source_cold_ms_one", ms_since(start), "ms");
+  start = Clock::now();
+  (void)fn.compile(variant, major * 10 + minor);
+  emit("disk_warm_split_compile_cold_ms_one", ms_since(start), "ms");
+  start = Clock::now();
+  (void)fn.call({x, y}, {.out = {out}});
+  emit("disk_warm_split_call_after_compile_ms_one", ms_since(start), "ms");
+  cudaDeviceSynchronize();
+  return static_cast<int>(source.empty());
+}
+
 int child(const char* dir) {
   ::setenv("CUDAKIT_KERNEL_CACHE_PATH", dir, 1);
   const Tensor x = ten::ones({1 << 20}, {.device = kCuda}), y = ten::ones({1 << 20}, {.device = kCuda});
@@ -236,6 +263,7 @@ void host_part() {
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--child") return child(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "--split-child") return split_child(argv[2]);
   // The host part compiles a kernel: run first, it would open and warm NVRTC before the cold
   // figures (the 2026-12-01 run's "cold" 8.7 ms was such a warm compile). So it runs last here.
   if (argc == 2 && std::string(argv[1]) == "--host") {
@@ -291,8 +319,9 @@ int main(int argc, char** argv) {
     // Each child's figures by case ("..._one"); the medians over the children without the suffix.
     std::map<std::string, std::vector<double>> samples;
     const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-    for (int i = 0; i < 9; ++i) {
-      const std::string command = "'" + self + "' --child '" + dir + "'";
+    for (int i = 0; i < 18; ++i) {
+      // The whole first call and its parts apart, in alternating processes.
+      const std::string command = "'" + self + (i % 2 == 0 ? "' --child '" : "' --split-child '") + dir + "'";
       FILE* pipe = ::popen(command.c_str(), "r");
       char line[512];
       while (pipe && std::fgets(line, sizeof line, pipe)) {
