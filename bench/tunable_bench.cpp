@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -123,21 +124,82 @@ GemmArgs args_of(const GemmKey& key, const Buffers& buf, std::size_t i) {
   return g;
 }
 
+// A solution's calls captured into a graph, for timing without the host in the way.
+class CapturedCalls {
+ public:
+  CapturedCalls() = default;
+  CapturedCalls(const CapturedCalls&) = delete;
+  CapturedCalls& operator=(const CapturedCalls&) = delete;
+  ~CapturedCalls() {
+    if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
+  }
+  // `calls` calls of `solution` on consecutive operand copies; false (and the stream usable
+  // again) where the solution cannot be captured.
+  bool capture(const GemmKey& key, const Buffers& buf, const Solution& solution, int calls, StreamRef stream) {
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamBeginCapture(stream.handle(), cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    bool captured = true;
+    try {
+      for (int i = 0; i < calls; ++i) gemm_with_solution(args_of(key, buf, static_cast<std::size_t>(i)), solution, stream);
+    } catch (const Error& e) {
+      std::cerr << "tunable_bench: " << solution.name() << " not captured (" << e.what() << "): timed from the host\n";
+      captured = false;
+    }
+    if (cudaStreamEndCapture(stream.handle(), &graph) != cudaSuccess) captured = false;
+    if (captured && cudaGraphInstantiate(&exec_, graph, 0) != cudaSuccess) {
+      exec_ = nullptr;
+      captured = false;
+    }
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    calls_ = captured ? calls : 0;
+    return captured;
+  }
+  [[nodiscard]] int calls() const noexcept { return calls_; }
+  void launch(StreamRef stream) const { CUDAKIT_CHECK_CUDA(cudaGraphLaunch(exec_, stream.handle())); }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+  int calls_ = 0;
+};
+
+enum class Issue { host, graph };
+
 // Median ms per call of each solution: 7 rounds, the solutions in rotating order, each sample
 // enough calls to last ~10 ms. Note [Sustained samples]: the H200 boosts its clock for short
 // bursts: 1 ms samples gave torch.matmul 758-810 TFLOP/s on 4096^3 bf16 where 200 back-to-back
 // calls gave 721 (and cuBLAS through us 695-720), because the Python peer's gaps between samples
 // let the card cool. 10 ms of back-to-back calls per sample, on both sides, measures the
 // sustained rate a training step or a batch of decode steps sees.
+//
+// Note [Timing decode GEMMs from a graph]
+// Issued from the host one by one, a GEMM of ~10 us of GPU work is timed at the host's pace: on
+// the lent VMs cublasLtMatmul alone takes 5-8 us of host time, and the 2026-12-01 runs gave every
+// 32 MiB decode shape 11.6-13.8 us a call whichever kernel ran (s = 1, 4, 8 or 16; cuBLAS or the
+// GEMV), so the figure was the host's, not the kernel's. Decode steps run from CUDA graphs in the
+// servers this is for (and TunableOp says a tuned GEMM replays in one at no cost), so
+// Issue::graph captures up to 64 calls of a solution on the rotating copies and times replays of
+// that graph: the GPU's time per call, the gaps between kernels included. A solution that cannot
+// be captured is timed from the host and says so. Issue::host keeps the host-issued figure.
 std::vector<double> time_solutions(const GemmKey& key, const Buffers& buf, const std::vector<Solution>& solutions,
-                                   StreamRef stream) {
+                                   StreamRef stream, Issue issue) {
   Event start(EventFlags{.enable_timing = true}), stop(EventFlags{.enable_timing = true});
   std::vector<int> reps(solutions.size(), 1);
   std::vector<std::vector<double>> samples(solutions.size());
+  std::vector<std::unique_ptr<CapturedCalls>> graphs(solutions.size());
   std::size_t call = 0;
   const auto sample = [&](std::size_t s, int n) {
     start.record(stream);
-    for (int i = 0; i < n; ++i) gemm_with_solution(args_of(key, buf, call++), solutions[s], stream);
+    if (graphs[s] && graphs[s]->calls() > 0) {
+      const int replays = std::max(1, n / graphs[s]->calls());
+      for (int r = 0; r < replays; ++r) graphs[s]->launch(stream);
+      n = replays * graphs[s]->calls();
+    } else {
+      for (int i = 0; i < n; ++i) gemm_with_solution(args_of(key, buf, call++), solutions[s], stream);
+    }
     stop.record(stream);
     stop.synchronize();
     return static_cast<double>(start.elapsed_time(stop)) / n;
@@ -145,6 +207,10 @@ std::vector<double> time_solutions(const GemmKey& key, const Buffers& buf, const
   for (std::size_t s = 0; s < solutions.size(); ++s) {
     (void)sample(s, 2);  // warm-up
     reps[s] = std::clamp(static_cast<int>(10.0 / std::max(sample(s, 3), 1e-4)), 3, 20000);
+    if (issue == Issue::graph) {
+      graphs[s] = std::make_unique<CapturedCalls>();
+      if (graphs[s]->capture(key, buf, solutions[s], std::min(reps[s], 64), stream)) (void)sample(s, reps[s]);
+    }
   }
   for (int round = 0; round < 7; ++round) {
     for (std::size_t i = 0; i < solutions.size(); ++i) {
@@ -250,7 +316,7 @@ int main(int argc, char** argv) {
     make_buffers(buf, key, stream.ref());
     const TuningReport report = tune(key, stream.ref());
     std::vector<Solution> solutions{Solution::default_solution(), report.first_heuristic, report.chosen};
-    const std::vector<double> ms = time_solutions(key, buf, solutions, stream.ref());
+    const std::vector<double> ms = time_solutions(key, buf, solutions, stream.ref(), Issue::graph);
     const double flops = 2.0 * key.m * key.n * key.k * key.batch;
     const bool decode = std::min(key.m, key.n) <= 16;
     nlohmann::json line{{"bench", "tunable"},
@@ -274,6 +340,10 @@ int main(int argc, char** argv) {
                         {"rounds", report.decision.rounds},
                         {"tuning_ms", report.tuning_ms}};
     if (decode) {
+      // The same calls issued from the host, for comparison (Note [Timing decode GEMMs from a graph]).
+      const std::vector<double> host_ms = time_solutions(key, buf, solutions, stream.ref(), Issue::host);
+      line["default_ms_host_issued"] = host_ms[0];
+      line["tuned_ms_host_issued"] = host_ms[2];
       // The bound: A + B + C read or written once at the peak bandwidth (2 x memory clock x bus
       // width); beside it the same bytes at the measured device-to-device copy bandwidth, the
       // rate a streaming kernel can reach in practice.

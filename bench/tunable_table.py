@@ -31,7 +31,7 @@ def main():
           f"tuned/torch | bound % | copy % | tuning ms | solution |")
     print('|' + '---|' * 13)
     logs = {'default': [], 'heuristic': [], 'torch': []}
-    worst, decode_fractions, copy_fractions = 1e9, [], []
+    worst, decode_fractions, copy_fractions, host_issued = 1e9, [], [], []
     for name, r in ours.items():
         t = torch_rows.get(name, {})
         vs_default = r['default_ms'] / r['tuned_ms']
@@ -49,6 +49,8 @@ def main():
         copy = r.get('tuned_fraction_of_copy_bandwidth')
         if copy is not None:
             copy_fractions.append(copy)
+        if r.get('tuned_ms_host_issued'):
+            host_issued.append(f"{name} {r['tuned_ms_host_issued'] / r['tuned_ms']:.2f}x")
         fmt = lambda v, spec='.1f': format(v, spec) if isinstance(v, (int, float)) else '-'
         print(f"| {name:34} | {r['default_tflops']:7.1f} | {r['heuristic_tflops']:9.1f} | {r['tuned_tflops']:5.1f} | "
               f"{vs_default:13.2f} | {vs_heuristic:11.2f} | {fmt(torch_tf)} | {fmt(t.get('tunableop_tflops'))} | "
@@ -63,6 +65,9 @@ def main():
         print(f"decode shapes: {min(decode_fractions) * 100:.0f}% to {max(decode_fractions) * 100:.0f}% of the "
               f"peak-bandwidth bound (target >= 80%), {min(copy_fractions) * 100:.0f}% to "
               f"{max(copy_fractions) * 100:.0f}% of the measured copy bandwidth")
+    if host_issued:
+        print("decode shapes issued call by call from the host instead of replayed from a graph (time per call, "
+              "host-issued over graph; Note [Timing decode GEMMs from a graph]): " + ", ".join(host_issued))
     if summary:
         print(f"tuning at most {summary['max_tuning_ms']:.0f} ms a shape (target <= 2000); host time of a tuned call "
               f"{summary['tuned_call_host_us']:.2f} us vs cublasGemmEx {summary['cublas_call_host_us']:.2f} us "
