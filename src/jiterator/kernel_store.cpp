@@ -189,24 +189,15 @@ std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& so
   info.cache_key = disk_key;
 
   std::optional<fs::path> folder = disk_path_ ? disk_path_() : std::nullopt;
-  if (folder) {
-    std::error_code error;
-    fs::create_directories(*folder, error);
-    if (error) {
-      warn_once(warned_unwritable_, concat("jiterator: no disk cache for compiled kernels: cannot create ",
-                                           folder->string(), ": ", error.message(),
-                                           " (set CUDAKIT_KERNEL_CACHE_PATH to a writable folder)"));
-      folder.reset();
-    }
-  }
-  if (!folder) {
+  const auto compile_without_disk = [&] {
     const NvrtcOutput out = compile_to_cubin(source, arch);
     compiles_.fetch_add(1, std::memory_order_relaxed);
     info.compile_ms = out.compile_ms;
     info.cubin_ms = out.cubin_ms;
     info.cubin_bytes = out.cubin.size();
     return std::make_shared<CompiledModule>(out.cubin, info);
-  }
+  };
+  if (!folder) return compile_without_disk();
 
   const std::string stem = hex64(fnv1a(disk_key));
   const fs::path entry_path = *folder / text(stem, ".cubin");
@@ -244,7 +235,16 @@ std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& so
     info.cubin_bytes = cubin.size();
     return std::make_shared<CompiledModule>(std::move(cubin), info);
   };
+  // A hit reads the entry and touches nothing else; the folder is made on the first miss.
   if (auto cubin = read_entry()) return from_disk(std::move(*cubin));
+  std::error_code error;
+  fs::create_directories(*folder, error);
+  if (error) {
+    warn_once(warned_unwritable_, concat("jiterator: no disk cache for compiled kernels: cannot create ",
+                                         folder->string(), ": ", error.message(),
+                                         " (set CUDAKIT_KERNEL_CACHE_PATH to a writable folder)"));
+    return compile_without_disk();
+  }
 
   const FileLock lock(*folder / concat(stem, ".lock"));
   if (!lock.locked()) {
