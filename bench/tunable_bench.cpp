@@ -176,14 +176,15 @@ enum class Issue { host, graph };
 // sustained rate a training step or a batch of decode steps sees.
 //
 // Note [Timing decode GEMMs from a graph]
-// Issued from the host one by one, a GEMM of ~10 us of GPU work is timed at the host's pace: on
-// the lent VMs cublasLtMatmul alone takes 5-8 us of host time, and the 2026-12-01 runs gave every
-// 32 MiB decode shape 11.6-13.8 us a call whichever kernel ran (s = 1, 4, 8 or 16; cuBLAS or the
-// GEMV), so the figure was the host's, not the kernel's. Decode steps run from CUDA graphs in the
-// servers this is for (and TunableOp says a tuned GEMM replays in one at no cost), so
-// Issue::graph captures up to 64 calls of a solution on the rotating copies and times replays of
-// that graph: the GPU's time per call, the gaps between kernels included. A solution that cannot
-// be captured is timed from the host and says so. Issue::host keeps the host-issued figure.
+// Issued from the host one by one, a GEMM of ~10 us of GPU work can be timed at the host's pace:
+// on the lent VMs cublasLtMatmul alone takes 5-11 us of host time. Decode steps run from CUDA
+// graphs in the servers this is for (and TunableOp says a tuned GEMM replays in one at no cost),
+// so Issue::graph captures up to 64 calls of a solution on the rotating copies and times
+// replays of that graph: the GPU's time per call, the gaps between kernels included. A solution
+// that cannot be captured is timed from the host and says so. Issue::host keeps the host-issued
+// figure beside it for the decode shapes: on the 2026-12-01 runs (963839b, 0a9d62b) it was
+// 4-11% slower for bf16 and fp32, 18-21% for fp16 and fp8, so the host was in the way on some
+// calls, not the bound of the 32 MiB shapes (notes/tunable.md: a ~1.75 us fixed cost a kernel).
 std::vector<double> time_solutions(const GemmKey& key, const Buffers& buf, const std::vector<Solution>& solutions,
                                    StreamRef stream, Issue issue) {
   Event start(EventFlags{.enable_timing = true}), stop(EventFlags{.enable_timing = true});

@@ -203,3 +203,8 @@ fi
 # bundle's COMMIT file that scripts/stage-gpu-bundle.sh writes).
 python3 bench/report.py build "$out" --commit "$(cat "$B/COMMIT" 2>/dev/null || echo unknown)" --date "$(date -u +%F)"
 echo "== done in $((SECONDS - started)) s"
+# BENCH_ARCHIVE=FILE.tgz: everything under $out in one file, for a machine that hands back only a
+# few files (the run writes some forty).
+if [ -n "${BENCH_ARCHIVE:-}" ]; then
+  tar czf "$BENCH_ARCHIVE" -C "$(dirname "$out")" "$(basename "$out")" && echo "archive: $BENCH_ARCHIVE"
+fi
