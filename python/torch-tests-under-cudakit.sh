@@ -29,6 +29,14 @@ run() {  # $1: label; the rest: environment assignments
 }
 ARGS=("$@")
 run torch_allocator
+# A file that does not import (a test file from another torch version, a module its harness needs
+# that is not installed) fails as one collection error under both allocators: say so, and stop.
+if grep -q "ERROR collecting" "$out/torch_allocator.log"; then
+  echo "the test file did not import with $python's torch ($("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null)):" >&2
+  grep -m3 -E "^E +" "$out/torch_allocator.log" >&2
+  echo "(take the file from the installed version's tag; torch's harness also needs expecttest)" >&2
+  exit 3
+fi
 run cudakit_allocator CUDAKIT_TORCH_ALLOCATOR=1 "PYTHONPATH=$startup${PYTHONPATH:+:$PYTHONPATH}"
 echo "== passed under torch's allocator, not under cudakit's:"
 comm -12 <(grep '^PASSED' "$out/torch_allocator.results" | cut -d' ' -f2) \
