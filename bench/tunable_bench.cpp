@@ -26,6 +26,8 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/event.hpp"
 #include "cudakit/core/stream.hpp"
+#include "cudakit/graphs/graph.hpp"
+#include "cudakit/graphs/graph_capture.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/tensor/detail/cublas_context.hpp"
 #include "cudakit/tunable/gemm.hpp"
@@ -124,47 +126,21 @@ GemmArgs args_of(const GemmKey& key, const Buffers& buf, std::size_t i) {
   return g;
 }
 
-// A solution's calls captured into a graph, for timing without the host in the way.
-class CapturedCalls {
- public:
-  CapturedCalls() = default;
-  CapturedCalls(const CapturedCalls&) = delete;
-  CapturedCalls& operator=(const CapturedCalls&) = delete;
-  ~CapturedCalls() {
-    if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
+// `calls` calls of `solution` on consecutive operand copies captured into `graph` (on the capture's
+// side stream); false, with the reason, where the solution cannot be captured.
+bool capture_calls(graphs::Graph& graph, const GemmKey& key, const Buffers& buf, const Solution& solution, int calls) {
+  try {
+    graphs::GraphCapture capture(graph);
+    for (int i = 0; i < calls; ++i) {
+      gemm_with_solution(args_of(key, buf, static_cast<std::size_t>(i)), solution, capture.stream());
+    }
+    capture.end();
+    return true;
+  } catch (const Error& e) {
+    std::cerr << "tunable_bench: " << solution.name() << " not captured (" << e.what() << "): timed from the host\n";
+    return false;
   }
-  // `calls` calls of `solution` on consecutive operand copies; false (and the stream usable
-  // again) where the solution cannot be captured.
-  bool capture(const GemmKey& key, const Buffers& buf, const Solution& solution, int calls, StreamRef stream) {
-    cudaGraph_t graph = nullptr;
-    if (cudaStreamBeginCapture(stream.handle(), cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    bool captured = true;
-    try {
-      for (int i = 0; i < calls; ++i) gemm_with_solution(args_of(key, buf, static_cast<std::size_t>(i)), solution, stream);
-    } catch (const Error& e) {
-      std::cerr << "tunable_bench: " << solution.name() << " not captured (" << e.what() << "): timed from the host\n";
-      captured = false;
-    }
-    if (cudaStreamEndCapture(stream.handle(), &graph) != cudaSuccess) captured = false;
-    if (captured && cudaGraphInstantiate(&exec_, graph, 0) != cudaSuccess) {
-      exec_ = nullptr;
-      captured = false;
-    }
-    if (graph != nullptr) (void)cudaGraphDestroy(graph);
-    (void)cudaGetLastError();
-    calls_ = captured ? calls : 0;
-    return captured;
-  }
-  [[nodiscard]] int calls() const noexcept { return calls_; }
-  void launch(StreamRef stream) const { CUDAKIT_CHECK_CUDA(cudaGraphLaunch(exec_, stream.handle())); }
-
- private:
-  cudaGraphExec_t exec_ = nullptr;
-  int calls_ = 0;
-};
+}
 
 enum class Issue { host, graph };
 
@@ -190,14 +166,15 @@ std::vector<double> time_solutions(const GemmKey& key, const Buffers& buf, const
   Event start(EventFlags{.enable_timing = true}), stop(EventFlags{.enable_timing = true});
   std::vector<int> reps(solutions.size(), 1);
   std::vector<std::vector<double>> samples(solutions.size());
-  std::vector<std::unique_ptr<CapturedCalls>> graphs(solutions.size());
+  std::vector<std::unique_ptr<graphs::Graph>> captured(solutions.size());
+  std::vector<int> graph_calls(solutions.size(), 0);  // 0: timed from the host
   std::size_t call = 0;
   const auto sample = [&](std::size_t s, int n) {
     start.record(stream);
-    if (graphs[s] && graphs[s]->calls() > 0) {
-      const int replays = std::max(1, n / graphs[s]->calls());
-      for (int r = 0; r < replays; ++r) graphs[s]->launch(stream);
-      n = replays * graphs[s]->calls();
+    if (graph_calls[s] > 0) {
+      const int replays = std::max(1, n / graph_calls[s]);
+      for (int r = 0; r < replays; ++r) captured[s]->replay(stream);
+      n = replays * graph_calls[s];
     } else {
       for (int i = 0; i < n; ++i) gemm_with_solution(args_of(key, buf, call++), solutions[s], stream);
     }
@@ -209,8 +186,12 @@ std::vector<double> time_solutions(const GemmKey& key, const Buffers& buf, const
     (void)sample(s, 2);  // warm-up
     reps[s] = std::clamp(static_cast<int>(10.0 / std::max(sample(s, 3), 1e-4)), 3, 20000);
     if (issue == Issue::graph) {
-      graphs[s] = std::make_unique<CapturedCalls>();
-      if (graphs[s]->capture(key, buf, solutions[s], std::min(reps[s], 64), stream)) (void)sample(s, reps[s]);
+      captured[s] = std::make_unique<graphs::Graph>();
+      const int calls = std::min(reps[s], 64);
+      if (capture_calls(*captured[s], key, buf, solutions[s], calls)) {
+        graph_calls[s] = calls;
+        (void)sample(s, reps[s]);  // the first replay
+      }
     }
   }
   for (int round = 0; round < 7; ++round) {
