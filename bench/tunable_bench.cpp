@@ -34,6 +34,7 @@
 #include "cudakit/tunable/tunable.hpp"
 #include "support/timing.hpp"
 #include "tunable/detail/check_kernels.hpp"
+#include "tunable/detail/operand_bytes.hpp"
 
 namespace {
 
@@ -77,10 +78,6 @@ GemmKey key_of(const nlohmann::json& shape) {
   return key;
 }
 
-std::size_t span(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch, std::int64_t stride) {
-  return static_cast<std::size_t>(ld * (cols - 1) + rows + (batch - 1) * stride);
-}
-
 struct Buffers {
   std::vector<void*> a, b, c;
   float* scales = nullptr;
@@ -93,17 +90,16 @@ struct Buffers {
 };
 
 void make_buffers(Buffers& buf, const GemmKey& key, StreamRef stream) {
-  const std::size_t a_n = span(key.transa == 'n' ? key.m : key.k, key.transa == 'n' ? key.k : key.m, key.lda, key.batch, key.stride_a);
-  const std::size_t b_n = span(key.transb == 'n' ? key.k : key.n, key.transb == 'n' ? key.n : key.k, key.ldb, key.batch, key.stride_b);
-  const std::size_t c_n = span(key.m, key.n, key.ldc, key.batch, key.stride_c);
-  const std::size_t per = a_n * element_size(key.a_type) + b_n * element_size(key.b_type) + c_n * element_size(key.c_type);
+  const auto [a_bytes, b_bytes, c_bytes] = tunable::detail::gemm_operand_bytes(key);
+  const std::size_t a_n = a_bytes / element_size(key.a_type), b_n = b_bytes / element_size(key.b_type);
+  const std::size_t per = a_bytes + b_bytes + c_bytes;
   buf.bytes_per_call = per;
   const std::size_t l2 = static_cast<std::size_t>(get_device_properties().l2_cache_size);
   const std::size_t copies = std::clamp<std::size_t>((2 * l2 + per - 1) / per, 1, 32);
   for (std::size_t i = 0; i < copies; ++i) {
-    buf.a.push_back(memory::allocate(a_n * element_size(key.a_type), stream));
-    buf.b.push_back(memory::allocate(b_n * element_size(key.b_type), stream));
-    buf.c.push_back(memory::allocate(c_n * element_size(key.c_type), stream));
+    buf.a.push_back(memory::allocate(a_bytes, stream));
+    buf.b.push_back(memory::allocate(b_bytes, stream));
+    buf.c.push_back(memory::allocate(c_bytes, stream));
     tunable::detail::fill_random(buf.a.back(), key.a_type, a_n, 11 + 2 * i, stream);
     tunable::detail::fill_random(buf.b.back(), key.b_type, b_n, 12 + 2 * i, stream);
   }

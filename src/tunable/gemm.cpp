@@ -120,14 +120,12 @@ namespace detail {
 
 std::array<MemoryAccess, 6> gemm_accesses(const GemmArgs& args) {
   const GemmKey& k = args.key;
-  const bool ta = k.transa != 'n', tb = k.transb != 'n';
   const MemoryAccess::Mode c_mode = args.beta != 0 ? MemoryAccess::Mode::read_write : MemoryAccess::Mode::write;
   const std::size_t c_element = element_size(k.c_type);
-  return {{{args.a, operand_bytes(ta ? k.k : k.m, ta ? k.m : k.k, k.lda, k.batch, k.stride_a, k.a_type),
-            MemoryAccess::Mode::read, "a"},
-           {args.b, operand_bytes(tb ? k.n : k.k, tb ? k.k : k.n, k.ldb, k.batch, k.stride_b, k.b_type),
-            MemoryAccess::Mode::read, "b"},
-           {args.c, operand_bytes(k.m, k.n, k.ldc, k.batch, k.stride_c, k.c_type), c_mode, "c"},
+  const GemmOperandBytes bytes = gemm_operand_bytes(k);
+  return {{{args.a, bytes.a, MemoryAccess::Mode::read, "a"},
+           {args.b, bytes.b, MemoryAccess::Mode::read, "b"},
+           {args.c, bytes.c, c_mode, "c"},
            {args.bias, args.bias ? static_cast<std::size_t>(std::max<std::int64_t>(k.m, 0)) * c_element : 0,
             MemoryAccess::Mode::read, "bias"},
            {args.scale_a, args.scale_a ? sizeof(float) : 0, MemoryAccess::Mode::read, "scale_a"},

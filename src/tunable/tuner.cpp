@@ -19,6 +19,7 @@
 #include "tunable/detail/check_kernels.hpp"
 #include "tunable/detail/device_buffer.hpp"
 #include "tunable/detail/gemv.hpp"
+#include "tunable/detail/operand_bytes.hpp"
 #include "tunable/detail/plan.hpp"
 #include "tunable/detail/results_store.hpp"
 
@@ -46,13 +47,6 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// Elements a column-major matrix of `rows` x `cols` with leading dimension `ld` spans, over
-// `batch` matrices `stride` apart.
-std::size_t span_elements(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch, std::int64_t stride) {
-  if (rows == 0 || cols == 0) return 0;
-  return static_cast<std::size_t>(ld * (cols - 1) + rows + (batch - 1) * stride);
-}
-
 using detail::DeviceBuffer;
 
 // The tuner's two scales share one buffer, each in a slot of kScaleAlignment bytes.
@@ -69,13 +63,9 @@ struct Operands {
 };
 
 Operands make_operands(const GemmKey& key, const TuningOptions& options, StreamRef stream) {
-  const std::size_t a_elements = span_elements(key.transa == 'n' ? key.m : key.k, key.transa == 'n' ? key.k : key.m,
-                                               key.lda, key.batch, key.stride_a);
-  const std::size_t b_elements = span_elements(key.transb == 'n' ? key.k : key.n, key.transb == 'n' ? key.n : key.k,
-                                               key.ldb, key.batch, key.stride_b);
-  const std::size_t c_elements = span_elements(key.m, key.n, key.ldc, key.batch, key.stride_c);
-  const std::size_t a_bytes = a_elements * element_size(key.a_type), b_bytes = b_elements * element_size(key.b_type);
-  const std::size_t c_bytes = c_elements * element_size(key.c_type);
+  const auto [a_bytes, b_bytes, c_bytes] = detail::gemm_operand_bytes(key);
+  const std::size_t a_elements = a_bytes / element_size(key.a_type), b_elements = b_bytes / element_size(key.b_type);
+  const std::size_t c_elements = c_bytes / element_size(key.c_type);
   const std::size_t per_copy = std::max<std::size_t>(a_bytes + b_bytes + c_bytes, 1);
   const DeviceProperties props = get_device_properties(stream.device());
   const std::size_t target = options.rotating_buffer_size_mb < 0
