@@ -104,14 +104,19 @@ unsigned blocks_for(std::size_t count) {
   return static_cast<unsigned>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 4096));
 }
 
+// What the fill kernels write: `count` elements of `dtype` from `data`.
+auto writes_elements(void* data, GemmDType dtype, std::size_t count) {
+  return with_accesses([=] {
+    return std::array{MemoryAccess{data, count * element_size(dtype), MemoryAccess::Mode::write, "data"}};
+  });
+}
+
 }  // namespace
 
 void fill_random(void* data, GemmDType dtype, std::size_t count, std::uint64_t seed, StreamRef stream) {
   if (count == 0) return;
   launch_kernel("tunable.fill_random", fill_random_kernel, {dim3(blocks_for(count)), dim3(kThreads)}, stream,
-                with_accesses([&] {
-                  return std::array{MemoryAccess{data, count * element_size(dtype), MemoryAccess::Mode::write, "data"}};
-                }),
+                writes_elements(data, dtype, count),
                 data, dtype, count, seed);
 }
 
@@ -127,9 +132,7 @@ const float* device_unit_scale() {
 void fill_value(void* data, GemmDType dtype, std::size_t count, float value, StreamRef stream) {
   if (count == 0) return;
   launch_kernel("tunable.fill_value", fill_value_kernel, {dim3(blocks_for(count)), dim3(kThreads)}, stream,
-                with_accesses([&] {
-                  return std::array{MemoryAccess{data, count * element_size(dtype), MemoryAccess::Mode::write, "data"}};
-                }),
+                writes_elements(data, dtype, count),
                 data, dtype, count, value);
 }
 
