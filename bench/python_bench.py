@@ -107,22 +107,24 @@ def workload_child(kind, which):
     print(json.dumps({"checksum": checksum, "ms": statistics.median(times), "peak_reserved": peak}))
 
 
-def workload(kind, which):
-    out = subprocess.run([sys.executable, __file__, "--workload", kind, which], capture_output=True, text=True,
-                         timeout=600)
+def child(args, timeout):
+    """The last line this script prints when run with `args` in a process of its own; None (its
+    stderr's end printed) when that process fails."""
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, timeout=timeout)
     if out.returncode != 0:
         print(out.stderr[-3000:], file=sys.stderr)
         return None
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return out.stdout.strip().splitlines()[-1]
+
+
+def workload(kind, which):
+    line = child(["--workload", kind, which], 600)
+    return None if line is None else json.loads(line)
 
 
 def allocation_process(which):
-    out = subprocess.run([sys.executable, __file__, "--allocation", which], capture_output=True, text=True,
-                         timeout=300)
-    if out.returncode != 0:
-        print(out.stderr[-3000:], file=sys.stderr)
-        return None
-    return float(out.stdout.strip().splitlines()[-1])
+    line = child(["--allocation", which], 300)
+    return None if line is None else float(line)
 
 
 def allocations(kinds, processes=3):
