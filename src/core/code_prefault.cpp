@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -29,17 +30,14 @@ namespace {
 // segment counted in the process's resident set; CUDAKIT_PREFAULT_CODE=0 leaves it out. Data and
 // read-only data (15 MB of it the kernels' fatbins, read by the driver when it loads a module)
 // are left to fault as usual.
-struct OwnObject {
-  std::uintptr_t base = 0;
-};
 
+// `data`: the load base of the object whose executable segment to map.
 int populate_code_of(dl_phdr_info* info, std::size_t, void* data) {
-  const auto* own = static_cast<const OwnObject*>(data);
-  if (info->dlpi_addr != own->base) return 0;
+  if (info->dlpi_addr != *static_cast<const std::uintptr_t*>(data)) return 0;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& segment = info->dlpi_phdr[i];
     if (segment.p_type != PT_LOAD || (segment.p_flags & PF_X) == 0) continue;
-    const std::uintptr_t page = 4096;
     const std::uintptr_t begin = (info->dlpi_addr + segment.p_vaddr) & ~(page - 1);
     const std::uintptr_t end = (info->dlpi_addr + segment.p_vaddr + segment.p_memsz + page - 1) & ~(page - 1);
     (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);  // advice only
@@ -58,9 +56,8 @@ __attribute__((constructor)) void prefault_library_code() {
   if (::dladdr(reinterpret_cast<void*>(&prefault_library_code), &info) == 0 || info.dli_fbase == nullptr) return;
   // dlpi_addr is the load bias; for a shared object linked at address 0 (PIC) it is the base
   // dladdr reports. An executable linked at a fixed address has a bias of 0 and is left alone.
-  OwnObject own{reinterpret_cast<std::uintptr_t>(info.dli_fbase)};
-  if (own.base == 0) return;
-  (void)::dl_iterate_phdr(populate_code_of, &own);
+  std::uintptr_t base = reinterpret_cast<std::uintptr_t>(info.dli_fbase);
+  (void)::dl_iterate_phdr(populate_code_of, &base);
 }
 
 }  // namespace
