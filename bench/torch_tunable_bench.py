@@ -55,19 +55,26 @@ def time_ms(fn, pairs, graph=True):
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     i = 0
 
-    def sample(n):
-        nonlocal i
+    def per_call_ms(run, calls):
         start.record()
+        run()
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop) / calls
+
+    def issue(n):
+        nonlocal i
         for _ in range(n):
             a, b = pairs[i % len(pairs)]
             i += 1
             fn(a, b)
-        stop.record()
-        stop.synchronize()
-        return start.elapsed_time(stop) / n
+
+    def sample(n):
+        return per_call_ms(lambda: issue(n), n)
 
     sample(2)
     reps = min(max(int(10.0 / max(sample(3), 1e-4)), 3), 20000)  # ~10 ms: Note [Sustained samples]
+    timed = sample
     if graph:
         calls = min(reps, 64)
         try:
@@ -79,20 +86,20 @@ def time_ms(fn, pairs, graph=True):
                     fn(*pairs[k % len(pairs)])
             torch.cuda.current_stream().wait_stream(side)
             with torch.cuda.graph(g):
-                outs = [fn(*pairs[k % len(pairs)]) for k in range(calls)]
+                outs = [fn(*pairs[k % len(pairs)]) for k in range(calls)]  # kept for the replays  # noqa: F841
             replays = max(1, reps // calls)
 
-            def sample(n):  # noqa: F811 (the graph's replays replace the host-issued calls)
-                start.record()
+            def replay_all():
                 for _ in range(replays):
                     g.replay()
-                stop.record()
-                stop.synchronize()
-                return start.elapsed_time(stop) / (replays * calls)
-            sample(reps)
+
+            def replay_sample(n):  # the graph's replays, n calls' worth
+                return per_call_ms(replay_all, replays * calls)
+            replay_sample(reps)
+            timed = replay_sample
         except RuntimeError as e:
             print(f"torch_tunable_bench: not captured ({str(e)[:120]}): timed from the host", file=sys.stderr)
-    samples = sorted(sample(reps) for _ in range(7))
+    samples = sorted(timed(reps) for _ in range(7))
     return samples[len(samples) // 2]
 
 
