@@ -722,6 +722,7 @@ struct Engine {
   void* allocate(std::size_t bytes, StreamKey stream, PoolId pool_id) {
     if (bytes == 0) return nullptr;
     Shard& s = *shard_for(pool_id, stream);
+    if (bytes > detail::kLargestRequest) [[unlikely]] report_oom(bytes, s, events->capturing(s.stream));
     const std::size_t rounded = round_request(bytes);
     s.lock.lock();
     if (s.pending_frees.any_deferred()) [[unlikely]] s.pending_frees.record_deferred(*events);
@@ -933,7 +934,12 @@ struct Engine {
       else b = expandable ? grow_arena(s, rounded) : new_segment(s, rounded);
       if (b) return take(s, b, rounded, bytes);
     }
-    // The report visits every shard, this one included: built with no lock held.
+    report_oom(bytes, s, capturing);
+  }
+
+  // Counts, traces and reports the failed request, then throws its OutOfMemoryError. The report
+  // visits every shard, this one included: built with no lock held.
+  [[noreturn]] void report_oom(std::size_t bytes, Shard& s, bool capturing) {
     ooms.fetch_add(1);
     history.trace(TraceEntry::Action::oom, nullptr, bytes, s.stream);
     OutOfMemoryInfo info = detail::gather_oom_info(device, bytes, s, capturing, all_shards());

@@ -119,7 +119,7 @@ TEST_P(DeviceAllocatorGpu, FractionLimitGivesAClearOomAndTheProgramGoesOn) {
     FAIL() << "no OOM under the fraction limit";
   } catch (const OutOfMemoryError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("tried to allocate 300.00 MiB"), std::string::npos) << what;
+    EXPECT_NE(what.find("CUDA out of memory. Tried to allocate 300.00 MiB. GPU 0 has a total capacity of"), std::string::npos) << what;
     EXPECT_NE(what.find("per-process memory fraction"), std::string::npos) << what;
     EXPECT_NE(what.find("300.00 MiB allocated"), std::string::npos) << what;
   }

@@ -13,6 +13,9 @@
 namespace cudakit::memory::detail {
 
 inline constexpr std::size_t kRound = 512;  // every block is a multiple of this
+// A request above this (1 EiB, torch's limit too) is refused at once as out of memory: no device
+// holds it, and the rounding and accounting of larger sizes would wrap around std::size_t.
+inline constexpr std::size_t kLargestRequest = std::size_t{1} << 60;
 
 // Note [Allocator internals are hidden]
 // The caching allocator's internal types (Block, Arena, Shard, Pool, FreeIndex, ArenaTable,

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "memory/detail/block.hpp"
 #include "memory/detail/format_bytes.hpp"
 #include "memory/detail/pool.hpp"
 #include "memory/detail/shard.hpp"
@@ -34,10 +35,15 @@ OutOfMemoryInfo gather_oom_info(int device, std::size_t requested, const Shard& 
 std::string oom_report(const OutOfMemoryInfo& info, const Pool& pool, const AllocatorConfig& config) {
   using cudakit::detail::concat;
   const std::size_t allocated = info.allocated_bytes, reserved = info.reserved_bytes;
+  // The first two sentences are torch's own, word for word: programs and tools (batch-size finders
+  // among them) recognise an out-of-memory error by "CUDA out of memory." and read its size.
+  const std::string asked = info.requested_bytes > kLargestRequest
+                                ? concat("more than 1EB memory (", info.requested_bytes, " bytes)")
+                                : format_bytes(info.requested_bytes);
   std::string report = concat(
-      "tried to allocate ", format_bytes(info.requested_bytes), " on device ", info.device, " (", pool.provider->name(),
-      "). The device has ", format_bytes(info.device_total_bytes), " in total, of which ",
-      format_bytes(info.device_free_bytes), " is free. cudakit has ", format_bytes(allocated), " allocated and ",
+      "CUDA out of memory. Tried to allocate ", asked, ". GPU ", info.device, " has a total capacity of ",
+      format_bytes(info.device_total_bytes), " of which ", format_bytes(info.device_free_bytes),
+      " is free (memory from ", pool.provider->name(), "). cudakit has ", format_bytes(allocated), " allocated and ",
       format_bytes(reserved > allocated ? reserved - allocated : 0),
       " reserved but unallocated (largest free block ", format_bytes(info.largest_free_block), "); ",
       format_bytes(info.private_pools_reserved_bytes), " is reserved by private pools.");

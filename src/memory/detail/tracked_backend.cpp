@@ -121,7 +121,7 @@ void* TrackedBackend::allocate(std::size_t bytes, StreamRef stream) {
       ++d.stats.num_ooms;
       throw OutOfMemoryError(
           "allocate",
-          cudakit::detail::concat("the ", name(), " allocator cannot allocate ", format_bytes(bytes),
+          cudakit::detail::concat("CUDA out of memory. The ", name(), " allocator cannot allocate ", format_bytes(bytes),
                                   " on device ", device, ": ", format_bytes(held),
                                   " is allocated and the per-process memory fraction ", d.fraction,
                                   " allows ", format_bytes(d.limit), device_memory_report(device)),
@@ -135,8 +135,8 @@ void* TrackedBackend::allocate(std::size_t bytes, StreamRef stream) {
     ++d.stats.num_ooms;
     throw OutOfMemoryError(
         "allocate",
-        cudakit::detail::concat("the ", name(), " allocator is out of memory: tried to allocate ",
-                                format_bytes(bytes), " on device ", device, "; cudakit holds ",
+        cudakit::detail::concat("CUDA out of memory. Tried to allocate ", format_bytes(bytes), ": the ", name(),
+                                " allocator is out of memory on device ", device, "; cudakit holds ",
                                 format_bytes(static_cast<std::size_t>(d.stats.allocated_bytes[0].current)),
                                 " in ", d.stats.allocation[0].current, " allocations from it",
                                 device_memory_report(device)),
