@@ -3,7 +3,10 @@
 `use_cudakit_allocator()` hands torch's CUDA allocations to cudakit through
 torch.cuda.memory.CUDAPluggableAllocator: torch dlopens this package's extension and calls its C
 functions `cudakit_torch_malloc` / `cudakit_torch_free`. Do it before torch allocates any CUDA
-memory (torch refuses to change allocators after that). From then on cudakit's statistics,
+memory (torch refuses to change allocators after that). torch.cuda.empty_cache(),
+torch.cuda.set_per_process_memory_fraction() and Tensor.record_stream() then act on cudakit's
+allocator, and a failed allocation raises RuntimeError("CUDA out of memory. Tried to allocate
+..."), as under torch's own. From then on cudakit's statistics,
 snapshots and viewer describe torch's memory: `cudakit.memory_stats()`,
 `cudakit.memory._snapshot()`, `cudakit.memory._dump_snapshot("snap.json")` then
 `cudakit memviz snap.json -o memory.html`; torch's own torch.cuda.memory_stats() is empty under
@@ -46,6 +49,12 @@ def use_cudakit_allocator():
     from torch.cuda.memory import CUDAPluggableAllocator, change_current_allocator
 
     allocator = CUDAPluggableAllocator(allocator_library(), MALLOC_SYMBOL, FREE_SYMBOL)
+    # torch.cuda.empty_cache(), set_per_process_memory_fraction() and Tensor.record_stream() reach
+    # cudakit's allocator through these; a torch without one of the setters keeps its no-op.
+    native = allocator.allocator()
+    for setter, address in _cudakit._torch_allocator_hooks().items():
+        if hasattr(native, setter):
+            getattr(native, setter)(address)
     change_current_allocator(allocator)
     _installed = allocator
     return allocator

@@ -77,6 +77,7 @@ void bind_sanitizer(nb::module_& m);
 void bind_nccl(nb::module_& m);
 void bind_gds(nb::module_& m);
 void bind_green_contexts(nb::module_& m);
+void bind_torch_allocator(nb::module_& m);
 
 }  // namespace cudakit::python
 

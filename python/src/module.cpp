@@ -72,4 +72,5 @@ NB_MODULE(_cudakit, m) {
   bind_nccl(m);
   bind_gds(m);
   bind_green_contexts(m);
+  bind_torch_allocator(m);
 }

@@ -257,6 +257,56 @@ def test_cudakits_allocator_inside_torch(torch):
     assert "ALLOCATOR-OK" in result.stdout
 
 
+_ALLOCATOR_HOOKS_SCRIPT = r"""
+import cudakit, cudakit.torch
+cudakit.torch.use_cudakit_allocator()
+import torch
+# A request no device holds raises torch's error, not a tensor without memory, and loses nothing.
+for elements, text in ((1 << 30) * 800000000, "Tried to allocate 800000000.00 GiB"), ((1 << 30) * 8000000000, "more than 1EB"):
+    try:
+        torch.empty(elements, dtype=torch.int8, device="cuda")
+        raise SystemExit("no error for %d bytes" % elements)
+    except RuntimeError as e:
+        assert "CUDA out of memory. " in str(e) and text in str(e), str(e)
+assert torch.ones(3, device="cuda").sum().item() == 3
+# torch.cuda.empty_cache() returns cudakit's cached memory.
+x = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
+del x
+cached = cudakit.memory_reserved()
+torch.cuda.empty_cache()
+assert cudakit.memory_reserved() < cached, (cudakit.memory_reserved(), cached)
+# set_per_process_memory_fraction limits cudakit's reservations.
+total = torch.cuda.get_device_properties(0).total_memory
+torch.cuda.set_per_process_memory_fraction(0.01)
+try:
+    torch.empty(total // 20, dtype=torch.uint8, device="cuda")
+    raise SystemExit("no error under the fraction")
+except RuntimeError as e:
+    assert "memory fraction 0.01" in str(e), str(e)
+torch.cuda.set_per_process_memory_fraction(1.0)
+# Tensor.record_stream: a block used on a busy side stream is not handed out again at its free.
+side = torch.cuda.Stream()
+x = torch.empty(4 << 20, dtype=torch.uint8, device="cuda")
+first = x.data_ptr()
+with torch.cuda.stream(side):
+    torch.cuda._sleep(200_000_000)
+x.record_stream(side)
+del x
+y = torch.empty(4 << 20, dtype=torch.uint8, device="cuda")
+assert y.data_ptr() != first, "reused while the side stream may still use it"
+side.synchronize()
+del y
+z = torch.empty(4 << 20, dtype=torch.uint8, device="cuda")
+print("HOOKS-OK", z.data_ptr() == first)
+"""
+
+
+def test_torch_reaches_cudakits_allocator_through_its_hooks(torch):
+    result = _run(_ALLOCATOR_HOOKS_SCRIPT)
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "HOOKS-OK" in result.stdout
+
+
 def test_the_environment_recipe_installs_the_allocator(torch):
     env = {"CUDAKIT_TORCH_ALLOCATOR": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [_startup_dir(), os.environ.get("PYTHONPATH")]))}

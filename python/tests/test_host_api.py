@@ -87,15 +87,20 @@ def test_graph_capture_error_mode_is_checked():
 
 def test_the_extension_exports_torchs_pluggable_allocator_functions():
     library = ctypes.CDLL(cudakit.torch.allocator_library())
-    malloc = getattr(library, cudakit.torch.MALLOC_SYMBOL)
-    free = getattr(library, cudakit.torch.FREE_SYMBOL)
-    malloc.restype = ctypes.c_void_p
-    malloc.argtypes = [ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
-    free.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
-    if not cudakit.is_available():
-        # No device: the allocation fails inside cudakit and comes back as null, no exception
-        # crosses into the caller (torch reports null as out of memory).
-        assert malloc(1 << 20, 0, None) is None
+
+    def address(name):
+        return ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+
+    assert address(cudakit.torch.MALLOC_SYMBOL) and address(cudakit.torch.FREE_SYMBOL)
+    # The hooks use_cudakit_allocator() hands torch are the exported functions themselves. (The
+    # allocation function is not called here: it throws on failure, which only C++ callers such
+    # as torch may catch; See Note [Failed allocations throw into torch].)
+    hooks = cudakit._cudakit._torch_allocator_hooks()
+    assert hooks == {
+        "set_reset_fn": address("cudakit_torch_empty_cache"),
+        "set_memory_fraction_fn": address("cudakit_torch_set_memory_fraction"),
+        "set_record_stream_fn": address("cudakit_torch_record_stream"),
+    }
 
 
 def test_startup_recipe_folder_holds_sitecustomize():
