@@ -49,7 +49,8 @@ echo "== passed under torch's allocator, not under cudakit's:"
 comm -12 <(grep '^PASSED' "$out/torch_allocator.results" | cut -d' ' -f2) \
          <(grep -E '^(FAILED|ERROR)' "$out/cudakit_allocator.results" | cut -d' ' -f2) | tee "$out/regressions.txt"
 # A pluggable allocator leaves torch's own statistics, snapshots and settings unimplemented
-# (torch raises "CUDAPluggableAllocator does not yet support ..." for any of them): a test whose
+# (torch raises "CUDAPluggableAllocator does not yet support ...", or for torch.cuda.MemPool
+# "pluggable does not yet support createOrIncrefPool", for any of them): a test whose
 # failure says so does not apply to a pluggable allocator. The rest are cudakit's to answer.
 "$python" - "$out/cudakit_allocator.log" "$out/regressions.txt" <<'PY' | tee "$out/classified.txt"
 import re, sys
@@ -59,7 +60,7 @@ sections = dict(re.findall(r"^_{3,} (\S+) _{3,}\n(.*?)(?=^_{3,} |^=+ short test 
 not_applicable, open_ = [], []
 for test in regressions:
     body = sections.get(test.split("::", 1)[-1].replace("::", "."), "")
-    reason = re.search(r"CUDAPluggableAllocator does not (?:yet )?support (\w+)", body)
+    reason = re.search(r"(?:CUDAPluggableAllocator|pluggable) does not (?:yet )?support (\w+)", body)
     (not_applicable if reason else open_).append((test, reason.group(1) if reason else ""))
 print("== of those, not applicable (torch's pluggable path has no %s):" % "/".join(sorted({r for _, r in not_applicable})) if not_applicable else "== none reads what torch leaves out of a pluggable allocator")
 for test, reason in not_applicable:
