@@ -32,8 +32,10 @@
 #include <string>
 
 #include "common.hpp"
+#include "cudakit/core/device.hpp"
 #include "cudakit/core/log.hpp"
 #include "cudakit/core/stream_ref.hpp"
+#include "cudakit/memory/caching_allocator.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 
 namespace {
@@ -79,9 +81,15 @@ __attribute__((visibility("default"))) void cudakit_torch_set_memory_fraction(do
 }
 
 // Tensor.record_stream(stream): the block's reuse waits for the work queued on `stream` so far.
-// torch passes the stream's handle alone; its device is the one the handle belongs to.
+// torch passes the stream's handle alone. Its device is taken to be the block's, never asked of
+// the stream: cudaStreamGetDevice on a capturing stream invalidates the capture, and torch records
+// every gradient's stream this way in a backward pass captured into a graph.
 __attribute__((visibility("default"))) void cudakit_torch_record_stream(void* ptr, cudaStream_t stream) noexcept {
-  logging_failures("torch record_stream", [&] { cudakit::memory::record_stream(ptr, cudakit::StreamRef(stream)); });
+  logging_failures("torch record_stream", [&] {
+    const cudakit::memory::CachingAllocator* owner = cudakit::memory::device_allocator_owning(ptr);
+    const int device = owner ? owner->device() : cudakit::current_device();
+    cudakit::memory::record_stream(ptr, cudakit::StreamRef(stream, device));
+  });
 }
 
 }  // extern "C"

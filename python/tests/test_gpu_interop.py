@@ -297,6 +297,23 @@ assert y.data_ptr() != first, "reused while the side stream may still use it"
 side.synchronize()
 del y
 z = torch.empty(4 << 20, dtype=torch.uint8, device="cuda")
+# A backward pass captured into a graph records its gradients' streams (record_stream on the
+# capturing stream): the capture survives it and the replay computes the gradient.
+w = torch.ones(16, device="cuda", requires_grad=True)
+static_in = torch.full((16,), 2.0, device="cuda")
+graph = torch.cuda.CUDAGraph()
+warm = torch.cuda.Stream()
+warm.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(warm):
+    (w * static_in).sum().backward()
+torch.cuda.current_stream().wait_stream(warm)
+w.grad = None
+with torch.cuda.graph(graph):
+    (w * static_in).sum().backward()
+static_in.fill_(3.0)
+graph.replay()
+torch.cuda.synchronize()
+assert w.grad.tolist() == [3.0] * 16, w.grad.tolist()
 print("HOOKS-OK", z.data_ptr() == first)
 """
 
