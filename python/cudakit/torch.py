@@ -5,7 +5,8 @@ torch.cuda.memory.CUDAPluggableAllocator: torch dlopens this package's extension
 functions `cudakit_torch_malloc` / `cudakit_torch_free`. Do it before torch allocates any CUDA
 memory (torch refuses to change allocators after that). torch.cuda.empty_cache(),
 torch.cuda.set_per_process_memory_fraction() and Tensor.record_stream() then act on cudakit's
-allocator, and a failed allocation raises RuntimeError("CUDA out of memory. Tried to allocate
+allocator, a CUDA graph's memory comes from a private pool of cudakit's as under torch's own
+allocator (torch.cuda.graph, pool=, make_graphed_callables), and a failed allocation raises RuntimeError("CUDA out of memory. Tried to allocate
 ..."), as under torch's own. From then on cudakit's statistics,
 snapshots and viewer describe torch's memory: `cudakit.memory_stats()`,
 `cudakit.memory._snapshot()`, `cudakit.memory._dump_snapshot("snap.json")` then
@@ -49,8 +50,9 @@ def use_cudakit_allocator():
     from torch.cuda.memory import CUDAPluggableAllocator, change_current_allocator
 
     allocator = CUDAPluggableAllocator(allocator_library(), MALLOC_SYMBOL, FREE_SYMBOL)
-    # torch.cuda.empty_cache(), set_per_process_memory_fraction() and Tensor.record_stream() reach
-    # cudakit's allocator through these; a torch without one of the setters keeps its no-op.
+    # torch.cuda.empty_cache(), set_per_process_memory_fraction(), Tensor.record_stream() and the
+    # graphs' private pools reach cudakit's allocator through these; a torch without one of the
+    # setters keeps its no-op.
     native = allocator.allocator()
     for setter, address in _cudakit._torch_allocator_hooks().items():
         if hasattr(native, setter):

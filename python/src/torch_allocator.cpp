@@ -1,7 +1,8 @@
 // cudakit's caching allocator as PyTorch's CUDA allocator: the C functions that
 // torch.cuda.memory.CUDAPluggableAllocator finds with dlsym in this extension's file, and the
 // hooks cudakit.torch.use_cudakit_allocator() sets on it (empty_cache, the memory fraction,
-// record_stream) by address, through _torch_allocator_hooks().
+// record_stream, and the graph pools' begin / end / release) by address, through
+// _torch_allocator_hooks().
 //
 // torch calls them from C++ without the GIL, on any thread: they touch nothing of Python. An
 // allocation happens on the stream torch passes, on that stream's device; a free returns the
@@ -25,11 +26,17 @@
 #include <nanobind/stl/map.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
+#include <iterator>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common.hpp"
 #include "cudakit/core/device.hpp"
@@ -52,6 +59,94 @@ void logging_failures(const char* what, Body&& body) noexcept {
   }
 }
 
+// Note [Graph pools under torch]
+// torch.cuda.graph keeps a capture's memory apart: it calls the allocator's beginAllocateToPool
+// (device, pool id, filter) at capture_begin, so that every allocation on a stream the filter
+// accepts (the capturing one) comes from the graph's private pool, endAllocateToPool at
+// capture_end, and releasePool when the graph is reset, which drops one use of the pool (graphs
+// given pool=other.pool() share one). Without it, memory freed inside the capture went back to
+// the shared cache and eager work after the capture got blocks that every replay writes: torch's
+// test_graph_make_graphed_callables_same_pool computed wrong gradients. cudakit keeps the same
+// books here: torch's pool id maps to a cudakit pool of the device's allocator (created at the
+// first begin, counted per begin, released at the last release), and while any route is open
+// each allocation asks the routes, newest first, whether its stream belongs to one. Outside a
+// capture the routes are empty and the check is one relaxed load.
+using TorchPoolId = std::pair<unsigned long long, unsigned long long>;  // c10::cuda::MempoolId_t
+using StreamFilter = std::function<bool(cudaStream_t)>;
+
+struct GraphPools {
+  struct Route {
+    int device;
+    TorchPoolId id;
+    StreamFilter filter;
+  };
+  struct Pool {
+    cudakit::memory::PoolId pool;
+    int uses = 0;
+  };
+  std::mutex mutex;
+  std::atomic<int> open_routes{0};
+  std::vector<Route> routes;
+  std::map<std::pair<int, TorchPoolId>, Pool> pools;
+
+  // The pool `stream`'s allocations on `device` go to now; the default pool when none.
+  cudakit::memory::PoolId route_of(int device, cudaStream_t stream) {
+    std::lock_guard lock(mutex);
+    for (auto it = routes.rbegin(); it != routes.rend(); ++it) {
+      if (it->device == device && it->filter(stream)) return pools.at({device, it->id}).pool;
+    }
+    return {};
+  }
+};
+
+GraphPools& graph_pools() {
+  static GraphPools* pools = new GraphPools;  // never destroyed: torch may free at exit
+  return *pools;
+}
+
+void begin_allocate_to_pool(int device, TorchPoolId id, StreamFilter filter) noexcept {
+  logging_failures("torch beginAllocateToPool", [&] {
+    GraphPools& g = graph_pools();
+    std::lock_guard lock(g.mutex);
+    GraphPools::Pool& pool = g.pools[{device, id}];
+    if (pool.uses == 0) {
+      pool.pool = cudakit::memory::CachingAllocator::new_pool_id();
+      cudakit::memory::device_allocator(device).create_pool(pool.pool);
+    }
+    ++pool.uses;
+    g.routes.push_back({device, id, std::move(filter)});
+    g.open_routes.store(static_cast<int>(g.routes.size()), std::memory_order_relaxed);
+  });
+}
+
+void end_allocate_to_pool(int device, TorchPoolId id) noexcept {
+  logging_failures("torch endAllocateToPool", [&] {
+    GraphPools& g = graph_pools();
+    std::lock_guard lock(g.mutex);
+    for (auto it = g.routes.rbegin(); it != g.routes.rend(); ++it) {
+      if (it->device == device && it->id == id) {
+        g.routes.erase(std::next(it).base());
+        break;
+      }
+    }
+    g.open_routes.store(static_cast<int>(g.routes.size()), std::memory_order_relaxed);
+  });
+}
+
+void release_pool(int device, TorchPoolId id) noexcept {
+  logging_failures("torch releasePool", [&] {
+    GraphPools& g = graph_pools();
+    std::lock_guard lock(g.mutex);
+    const auto it = g.pools.find({device, id});
+    if (it == g.pools.end()) return;  // torch releases pools it never began allocating to
+    if (--it->second.uses > 0) return;
+    // Its cached memory goes back now; blocks still live (tensors the graph's outputs) free
+    // into it later, and it disappears with the last.
+    cudakit::memory::device_allocator(device).release_pool(it->second.pool);
+    g.pools.erase(it);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -59,6 +154,13 @@ extern "C" {
 // Not noexcept: See Note [Failed allocations throw into torch].
 __attribute__((visibility("default"))) void* cudakit_torch_malloc(ssize_t size, int device, cudaStream_t stream) {
   try {
+    if (graph_pools().open_routes.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+      // See Note [Graph pools under torch].
+      if (const cudakit::memory::PoolId pool = graph_pools().route_of(device, stream); !pool.is_default()) {
+        return cudakit::memory::device_allocator(device).allocate(static_cast<std::size_t>(size),
+                                                                 reinterpret_cast<cudakit::memory::StreamKey>(stream), pool);
+      }
+    }
     return cudakit::memory::allocate(static_cast<std::size_t>(size), cudakit::StreamRef(stream, device));
   } catch (const std::exception& e) {
     throw std::runtime_error(e.what());
@@ -103,6 +205,9 @@ void bind_torch_allocator(nb::module_& m) {
         {"set_reset_fn", reinterpret_cast<std::uintptr_t>(&cudakit_torch_empty_cache)},
         {"set_memory_fraction_fn", reinterpret_cast<std::uintptr_t>(&cudakit_torch_set_memory_fraction)},
         {"set_record_stream_fn", reinterpret_cast<std::uintptr_t>(&cudakit_torch_record_stream)},
+        {"set_begin_allocate_to_pool", reinterpret_cast<std::uintptr_t>(&begin_allocate_to_pool)},
+        {"set_end_allocate_to_pool_fn", reinterpret_cast<std::uintptr_t>(&end_allocate_to_pool)},
+        {"set_release_pool", reinterpret_cast<std::uintptr_t>(&release_pool)},
     };
   });
 }

@@ -324,6 +324,52 @@ def test_torch_reaches_cudakits_allocator_through_its_hooks(torch):
     assert "HOOKS-OK" in result.stdout
 
 
+_GRAPH_POOL_SCRIPT = r"""
+import cudakit, cudakit.torch
+cudakit.torch.use_cudakit_allocator()
+import torch
+# Memory freed inside a capture stays the graph's (its private pool): eager allocations after the
+# capture never get it, so replays cannot overwrite them. See Note [Graph pools under torch].
+x = torch.full((1 << 20,), 1.0, device="cuda")
+side = torch.cuda.Stream()
+side.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(side):
+    for _ in range(2):
+        (x * 2 + 1).sum()
+torch.cuda.current_stream().wait_stream(side)
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):
+    y = x * 2          # freed inside the capture, written by every replay
+    out = y + 1
+    del y
+reserved_in_graph = cudakit.memory_reserved()
+eager = [torch.full((1 << 20,), 7.0, device="cuda") for _ in range(4)]
+x.fill_(3.0)
+graph.replay()
+torch.cuda.synchronize()
+assert out[0].item() == 7.0 and out[-1].item() == 7.0, out[:4].tolist()
+assert all(bool((e == 7.0).all()) for e in eager), "a replay overwrote eager memory"
+# A second graph sharing the first's pool, then both reset: the pool's cached memory goes back.
+graph2 = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph2, pool=graph.pool()):
+    out2 = out * 2
+graph2.replay()
+torch.cuda.synchronize()
+assert out2[0].item() == 14.0
+del out, out2
+graph.reset()
+graph2.reset()
+torch.cuda.empty_cache()
+print("GRAPH-POOLS-OK", reserved_in_graph, cudakit.memory_reserved())
+"""
+
+
+def test_torch_graphs_get_private_pools(torch):
+    result = _run(_GRAPH_POOL_SCRIPT)
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "GRAPH-POOLS-OK" in result.stdout
+
+
 def test_the_environment_recipe_installs_the_allocator(torch):
     env = {"CUDAKIT_TORCH_ALLOCATOR": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [_startup_dir(), os.environ.get("PYTHONPATH")]))}

@@ -96,11 +96,18 @@ def test_the_extension_exports_torchs_pluggable_allocator_functions():
     # allocation function is not called here: it throws on failure, which only C++ callers such
     # as torch may catch; See Note [Failed allocations throw into torch].)
     hooks = cudakit._cudakit._torch_allocator_hooks()
-    assert hooks == {
+    exported = {
         "set_reset_fn": address("cudakit_torch_empty_cache"),
         "set_memory_fraction_fn": address("cudakit_torch_set_memory_fraction"),
         "set_record_stream_fn": address("cudakit_torch_record_stream"),
     }
+    assert {name: hooks[name] for name in exported} == exported
+    # The graph pools' hooks take C++ arguments (std::function), so they are not exported: their
+    # addresses are distinct functions of the extension's.
+    graph_hooks = [hooks.pop(name) for name in ("set_begin_allocate_to_pool", "set_end_allocate_to_pool_fn",
+                                                "set_release_pool")]
+    assert len(set(graph_hooks) | set(exported.values())) == 6 and all(graph_hooks)
+    assert set(hooks) == set(exported)
 
 
 def test_startup_recipe_folder_holds_sitecustomize():
