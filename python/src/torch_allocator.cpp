@@ -93,7 +93,10 @@ struct GraphPools {
   cudakit::memory::PoolId route_of(int device, cudaStream_t stream) {
     std::lock_guard lock(mutex);
     for (auto it = routes.rbegin(); it != routes.rend(); ++it) {
-      if (it->device == device && it->filter(stream)) return pools.at({device, it->id}).pool;
+      if (it->device != device || !it->filter(stream)) continue;
+      // A pool torch released while its capture was still open serves nothing more.
+      const auto pool = pools.find({device, it->id});
+      return pool == pools.end() ? cudakit::memory::PoolId{} : pool->second.pool;
     }
     return {};
   }
