@@ -81,6 +81,11 @@ std::string CudaSegmentProvider::name() const { return detail::concat("cuda:", d
 
 void* CudaSegmentProvider::allocate_segment(std::size_t bytes, StreamKey) {
   DeviceGuard guard(device_);
+  // cudaMalloc counts as potentially unsafe during a global-mode capture, on this thread or any
+  // other, and would invalidate it; a segment made for a capture (a graph's private pool takes
+  // fresh segments) is not part of the captured work, so the call runs in the relaxed mode, as
+  // torch's cudaMallocMaybeCapturing does. See Note [Queries during another thread's capture].
+  RelaxedCaptureMode relaxed;
   void* p = nullptr;
   const cudaError_t status = cudaMalloc(&p, bytes);
   if (status == cudaErrorMemoryAllocation) {
