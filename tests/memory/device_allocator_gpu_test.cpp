@@ -70,6 +70,34 @@ TEST_P(DeviceAllocatorGpu, EveryAllocatedByteIsWritableAndDisjoint) {
   EXPECT_EQ(allocator->stats().reserved_bytes[0].current, 0);
 }
 
+// A graph's private pool has no memory when its capture begins: its first allocation makes a
+// segment during a global-mode capture (torch's default mode), classic (cudaMalloc) or
+// expandable (the VMM calls). Neither may invalidate the capture, and the graph's replay writes
+// the memory it was given.
+TEST_P(DeviceAllocatorGpu, ASegmentMadeDuringAGlobalCaptureLeavesItIntact) {
+  Stream s;
+  const auto key = reinterpret_cast<StreamKey>(s.handle());
+  const PoolId pool = CachingAllocator::new_pool_id();
+  allocator->create_pool(pool);
+  ASSERT_EQ(cudaStreamBeginCapture(s.handle(), cudaStreamCaptureModeGlobal), cudaSuccess);
+  void* p = allocator->allocate(3 * MiB, key, pool);
+  cudakit::testing::launch_fill_bytes(s.handle(), p, 3 * MiB, 0x5a);
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  ASSERT_EQ(cudaStreamIsCapturing(s.handle(), &status), cudaSuccess);
+  EXPECT_EQ(status, cudaStreamCaptureStatusActive) << "making the segment invalidated the capture";
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s.handle(), &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, s.handle()), cudaSuccess);
+  EXPECT_EQ(count_mismatches(s, p, 3 * MiB, 0x5a), 0u);
+  ASSERT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  ASSERT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  allocator->deallocate(p);
+  allocator->release_pool(pool);
+  EXPECT_FALSE(allocator->has_pool(pool));
+}
+
 TEST_P(DeviceAllocatorGpu, CrossStreamReuseWaitsForKernelsInFlight) {
   Stream producer, consumer;
   const auto p_key = reinterpret_cast<StreamKey>(producer.handle());
