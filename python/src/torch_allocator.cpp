@@ -44,6 +44,7 @@
 #include "cudakit/core/stream_ref.hpp"
 #include "cudakit/memory/caching_allocator.hpp"
 #include "cudakit/memory/device_allocator.hpp"
+#include "cudakit/memory/mem_pool.hpp"
 
 namespace {
 
@@ -157,14 +158,22 @@ extern "C" {
 // Not noexcept: See Note [Failed allocations throw into torch].
 __attribute__((visibility("default"))) void* cudakit_torch_malloc(ssize_t size, int device, cudaStream_t stream) {
   try {
-    if (graph_pools().open_routes.load(std::memory_order_relaxed) != 0) [[unlikely]] {
-      // See Note [Graph pools under torch].
-      if (const cudakit::memory::PoolId pool = graph_pools().route_of(device, stream); !pool.is_default()) {
-        return cudakit::memory::device_allocator(device).allocate(static_cast<std::size_t>(size),
-                                                                 reinterpret_cast<cudakit::memory::StreamKey>(stream), pool);
+    const cudakit::StreamRef on(stream, device);
+    GraphPools& g = graph_pools();
+    if (g.open_routes.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+      // See Note [Graph pools under torch]. The thread's pool routing (what use_mem_pool and
+      // cudakit's own captures set) sends this one allocation there, through memory::allocate
+      // as every other, so that the trace hooks (the sanitizer, the history) see it.
+      if (const cudakit::memory::PoolId pool = g.route_of(device, stream); !pool.is_default()) {
+        struct Routed {
+          int device;
+          cudakit::memory::PoolId before;
+          ~Routed() { cudakit::memory::exchange_current_pool(device, before); }
+        } routed{device, cudakit::memory::exchange_current_pool(device, pool)};
+        return cudakit::memory::allocate(static_cast<std::size_t>(size), on);
       }
     }
-    return cudakit::memory::allocate(static_cast<std::size_t>(size), cudakit::StreamRef(stream, device));
+    return cudakit::memory::allocate(static_cast<std::size_t>(size), on);
   } catch (const std::exception& e) {
     throw std::runtime_error(e.what());
   }
