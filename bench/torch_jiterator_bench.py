@@ -80,13 +80,55 @@ def child(impl):
         emit(impl, "disk_warm_first_call_ms_one", first_call_ms(lambda: k(cx, cy, cupy.float32(2.0))), "ms")
 
 
+def cold_child(impl):
+    """One cold first call in this new process (a fresh cache), then a second kernel's with the
+    compiler loaded: Note [What a cold first call measures] in bench/jiterator_bench.cpp."""
+    x = torch.ones(1 << 20, device="cuda")
+    y = torch.ones(1 << 20, device="cuda")
+    torch.cuda.synchronize()
+    if impl == "torch_jiterator":
+        jit = torch.cuda.jiterator._create_jit_fn
+        fn, fn2 = jit(unique(AXPY, "axpy_cold"), alpha=2.0), jit(unique(AXPY, "axpy_cold2"), alpha=2.0)
+        emit(impl, "cold_first_call_ms_one", first_call_ms(lambda: fn(x, y)), "ms")
+        emit(impl, "cold_first_call_nvrtc_loaded_ms_one", first_call_ms(lambda: fn2(x, y)), "ms")
+    else:
+        import cupy
+        cx, cy, alpha = cupy.asarray(x), cupy.asarray(y), cupy.float32(2.0)
+        k = cupy.ElementwiseKernel("T x, T y, T alpha", "T z", "z = alpha * x + y", "axpy_cold")
+        k2 = cupy.ElementwiseKernel("T x, T y, T alpha", "T z", "z = alpha * x + y", "axpy_cold2")
+        emit(impl, "cold_first_call_ms_one", first_call_ms(lambda: k(cx, cy, alpha)), "ms")
+        emit(impl, "cold_first_call_nvrtc_loaded_ms_one", first_call_ms(lambda: k2(cx, cy, alpha)), "ms")
+
+
+def run_child(args, env):
+    """The figures a child process prints, by case with "_one" taken off."""
+    out = subprocess.run([sys.executable, __file__, *args], env=env, capture_output=True, text=True)
+    figures = {}
+    for line in out.stdout.splitlines():
+        if line.startswith("{"):
+            row = json.loads(line)
+            figures.setdefault(row["case"].removesuffix("_one"), []).append(row["value"])
+    return figures
+
+
+def cold(impl, env):
+    """Four new processes, each with a fresh cache: the first's figures apart, the median of the rest."""
+    runs = []
+    for i in range(4):
+        fresh = tempfile.mkdtemp(prefix="jiterator_cold_")
+        runs.append(run_child(["--cold-child", impl], dict(env, PYTORCH_KERNEL_CACHE_PATH=fresh, CUPY_CACHE_DIR=fresh)))
+    for case, values in runs[0].items():
+        emit(impl, case + "_first_process", values[0], "ms")
+    for case in runs[0]:
+        values = [v for r in runs[1:] for v in r.get(case, [])]
+        if values:
+            emit(impl, case, statistics.median(values), "ms")
+
+
 def disk_warm(impl, env):
     samples = []
     for _ in range(5):
-        out = subprocess.run([sys.executable, __file__, "--child", impl], env=env, capture_output=True, text=True)
-        for line in out.stdout.splitlines():
-            if line.startswith("{"):
-                samples.append(json.loads(line)["value"])
+        samples += run_child(["--child", impl], env).get("disk_warm_first_call_ms", [])
     if samples:
         emit(impl, "disk_warm_first_call_ms", statistics.median(samples), "ms")
 
@@ -94,6 +136,8 @@ def disk_warm(impl, env):
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         return child(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "--cold-child":
+        return cold_child(sys.argv[2])
     cache = tempfile.mkdtemp(prefix="jiterator_peers_")
     env = dict(os.environ, PYTORCH_KERNEL_CACHE_PATH=os.path.join(cache, "torch"), CUPY_CACHE_DIR=os.path.join(cache, "cupy"))
     os.environ.update(env)
@@ -103,10 +147,8 @@ def main():
 
     # torch's jiterator
     jit = torch.cuda.jiterator._create_jit_fn
-    fn = jit(unique(AXPY, f"axpy_cold{os.getpid()}"), alpha=2.0)
-    emit("torch_jiterator", "cold_first_call_ms", first_call_ms(lambda: fn(small_x, small_y)), "ms")
-    fn2 = jit(unique(AXPY, f"axpy_cold2_{os.getpid()}"), alpha=2.0)
-    emit("torch_jiterator", "cold_first_call_nvrtc_loaded_ms", first_call_ms(lambda: fn2(small_x, small_y)), "ms")
+    cold("torch_jiterator", env)
+    fn = jit(unique(AXPY, "axpy_cached"), alpha=2.0)
     disk_fn = jit(unique(AXPY, "axpy_disk"), alpha=2.0)
     disk_fn(small_x, small_y)
     torch.cuda.synchronize()
@@ -163,8 +205,8 @@ def main():
         return
     cx, cy = cupy.asarray(small_x), cupy.asarray(small_y)
     alpha = cupy.float32(2.0)
-    k = cupy.ElementwiseKernel("T x, T y, T alpha", "T z", "z = alpha * x + y", f"axpy_cold{os.getpid()}")
-    emit("cupy", "cold_first_call_ms", first_call_ms(lambda: k(cx, cy, alpha)), "ms")
+    cold("cupy", env)
+    k = cupy.ElementwiseKernel("T x, T y, T alpha", "T z", "z = alpha * x + y", "axpy_cached")
     kd = cupy.ElementwiseKernel("T x, T y, T alpha", "T z", "z = alpha * x + y", "axpy_disk")
     kd(cx, cy, alpha)
     torch.cuda.synchronize()
