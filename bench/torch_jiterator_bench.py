@@ -196,7 +196,7 @@ def main():
                         ("torch_native", lambda: torch.add(sy, sx, alpha=2.0, out=so))):
             print(json.dumps({"bench": "jiterator", "impl": impl, "case": "axpy_sweep_GBps", "elements": size,
                               "value": 3 * size * 4 / gpu_ms(20, f) / 1e6, "unit": "GB/s"}), flush=True)
-    del fn, fn2
+    del fn
 
     try:
         import cupy
