@@ -103,6 +103,18 @@ def time_ms(fn, pairs, graph=True):
     return samples[len(samples) // 2]
 
 
+def warm_up_gpu():
+    """bfloat16 4096^3 matmuls back to back for a second before the first shape, as
+    tunable_bench.cpp does: Note [A warm GPU before the first shape] there."""
+    a = torch.rand(4096, 4096, device='cuda', dtype=torch.bfloat16)
+    b = torch.rand(4096, 4096, device='cuda', dtype=torch.bfloat16)
+    start = time.perf_counter()
+    while time.perf_counter() - start < 1.0:
+        for _ in range(20):
+            torch.matmul(a, b)
+        torch.cuda.synchronize()
+
+
 def main():
     args = sys.argv[1:]
     only = ''
@@ -113,6 +125,7 @@ def main():
     shapes = json.load(open(args[0] if args else 'bench/tunable_shapes.json'))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     results = os.path.join(tempfile.mkdtemp(), 'torch_tunableop_results%d.csv')
+    warm_up_gpu()
     for shape in shapes:
         if only and only not in shape['name']:
             continue
