@@ -234,7 +234,7 @@ def area_jiterator(out, plots):
         return None
     copy = cases.get("copy_2^28_float32_GBps", {}).get("cudakit", (None,))[0]
     rows = []
-    peers = {"cold_first_call_ms": "torch_jiterator", "cold_first_call_first_process_ms": "torch_jiterator",
+    peers = {"cold_first_call_ms": "torch_jiterator", "cold_first_call_ms_first_process": "torch_jiterator",
              "disk_warm_first_call_ms": "torch_jiterator",
              "cached_call_host_us": "torch_jiterator", "axpy_2^28_float32_GBps": "torch_jiterator",
              "broadcast_add_16384x16384_GBps": "torch_native", "transposed_add_16384x16384_GBps": "torch_native",
