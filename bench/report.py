@@ -559,7 +559,8 @@ def markdown(report):
              "",
              f"Commit {report.get('commit') or '?'}, {report.get('date') or '?'}; "
              f"{m.get('gpu', '?')}, driver {m.get('driver', '?')}, CUDA {m.get('cuda', '?')}, "
-             f"torch {m.get('torch', '?')}, CuPy {m.get('cupy', '?')}, {m.get('gpus', '?')} GPU(s).",
+             f"torch {m.get('torch', '?')}, CuPy {m.get('cupy', '?')}, {m.get('gpus', '?')} GPU(s)"
+             + (f", kernel {m['kernel']}." if m.get("kernel") else "."),
              "",
              "Each row: cudakit's figure, the peer's in the same run, **vs peer** (above 1: cudakit is "
              "better, whichever way the unit runs) and cudakit's share of the ceiling where there is one.",

@@ -52,6 +52,10 @@ try:
     m["cuda"] = torch.version.cuda
 except Exception:
     pass
+# The kernel tells the lent machines' two runtimes apart (a 4.4 kernel is gVisor's, where system
+# calls and page faults cost far more: KINDS.md), which host-time rows depend on.
+import platform
+m["kernel"] = platform.release()
 json.dump(m, open(sys.argv[1], "w"))
 PY
 if part tier; then "$B/gpu-tier.sh" "$out/tier" 2>&1 | tail -25; fi
