@@ -17,6 +17,7 @@ import sys
 import time
 
 ROUNDS = 7
+ALLOCATION_PROCESSES = 5  # of each kind, for torch.empty + del (allocations())
 
 
 def per_op_us(fn, n):
@@ -127,7 +128,7 @@ def allocation_process(which):
     return None if line is None else float(line)
 
 
-def allocations(kinds, processes=5):
+def allocations(kinds, processes=ALLOCATION_PROCESSES):
     """The median over `processes` processes of each kind's figure, the kinds alternating: on the
     lent VMs one process can run 20-100% slower than the next throughout (bench/alloc_table.py;
     here, 2026-12-02, a process's torch.empty + del came out near 2 us or near 4 us whichever
@@ -188,7 +189,8 @@ def main():
         print(f"python_bench: no {PASS_THROUGH_CACHE}: the pluggable path's floor is not measured",
               file=sys.stderr)
     allocation, best = allocations(kinds)
-    for figures, which in ((allocation, "median of 5 processes"), (best, "the fastest of 5 processes")):
+    for figures, which in ((allocation, f"median of {ALLOCATION_PROCESSES} processes"),
+                           (best, f"the fastest of {ALLOCATION_PROCESSES} processes")):
         cases.append((f"torch.empty(1 MiB) + del, {which}, cudakit's allocator in torch (peer: torch's own)",
                       figures["cudakit"], "torch", figures["torch"]))
         if figures.get("pass_through") is not None:

@@ -141,16 +141,13 @@ class EventTimer final : public CandidateTimer {
       if (operands_.flush_bytes) {
         memset_async(operands_.flush.get(), flushes_++ & 0xff, operands_.flush_bytes, stream_);
       }
+      const auto run_on_next_copy = [&] {
+        detail::run_plan(plans_[candidate], args_for(key_, operands_, next_++ % operands_.a.size(), nullptr), stream_);
+      };
       // The first sample of a candidate (its warm-up) has no estimate yet and no lead.
-      if (last_ms_[candidate] > 0 && last_ms_[candidate] < kLeadRunBelowMs) {
-        const std::size_t copy = next_++ % operands_.a.size();
-        detail::run_plan(plans_[candidate], args_for(key_, operands_, copy, nullptr), stream_);
-      }
+      if (last_ms_[candidate] > 0 && last_ms_[candidate] < kLeadRunBelowMs) run_on_next_copy();
       start_.record(stream_);
-      for (int i = 0; i < repetitions; ++i) {
-        const std::size_t copy = next_++ % operands_.a.size();
-        detail::run_plan(plans_[candidate], args_for(key_, operands_, copy, nullptr), stream_);
-      }
+      for (int i = 0; i < repetitions; ++i) run_on_next_copy();
       stop_.record(stream_);
       stop_.synchronize();
       const double per_run = static_cast<double>(start_.elapsed_time(stop_)) / repetitions;
