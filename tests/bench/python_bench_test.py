@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""bench/python_bench.py's summary of torch.empty + del over processes: which processes count as
+running at the machine's full speed (Note [A process's own speed]) and the figures each kind gets.
+The per-process figures are the ones of the 2026-12-02 edff19e run on the lent H200.
+    python3 tests/bench/python_bench_test.py"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import python_bench  # noqa: E402
+
+
+def process(pair, loop, cpu=0.85):
+    return {"pair_us": pair, "python_loop_us": loop, "cpu_tensor_us": cpu}
+
+
+# (kind, pair us, pure-Python loop us) per process, the kinds alternating as the bench runs them.
+RECORDED = [("cudakit", 3.14, 0.155), ("torch", 4.65, 0.217), ("pass_through", 2.12, 0.108),
+            ("cudakit", 4.19, 0.216), ("torch", 2.79, 0.105), ("pass_through", 1.93, 0.105),
+            ("cudakit", 2.00, 0.101), ("torch", 4.64, 0.182), ("pass_through", 3.35, 0.102),
+            ("cudakit", 5.20, 0.168), ("torch", 2.18, 0.095), ("pass_through", 1.83, 0.093)]
+
+
+class FullSpeedTest(unittest.TestCase):
+    def test_processes_within_the_factor_of_the_fastest_loop_count(self):
+        processes = [process(1, 0.100), process(2, 0.125), process(3, 0.126), process(4, 0.2)]
+        self.assertEqual([p["pair_us"] for p in python_bench.full_speed(processes, 1.25)], [1, 2])
+
+    def test_no_processes_give_none(self):
+        self.assertEqual(python_bench.full_speed([]), [])
+
+
+class AllocationsTest(unittest.TestCase):
+    def setUp(self):
+        self.saved = python_bench.allocation_process
+        queue = list(RECORDED)
+
+        def replay(kind):
+            recorded_kind, pair, loop = queue.pop(0)
+            self.assertEqual(kind, recorded_kind, "the kinds alternate in the recorded order")
+            return process(pair, loop)
+        python_bench.allocation_process = replay
+
+    def tearDown(self):
+        python_bench.allocation_process = self.saved
+
+    def test_each_kind_gets_its_median_its_full_speed_median_and_its_fastest(self):
+        with open(os.devnull, "w") as devnull:
+            saved, sys.stderr = sys.stderr, devnull
+            try:
+                figures = python_bench.allocations(["cudakit", "torch", "pass_through"], processes=4)
+            finally:
+                sys.stderr = saved
+        # The fastest loop is 0.093 us: 0.116 and below is full speed.
+        self.assertEqual(figures["cudakit"], {"median": 3.665, "full_speed": 2.00, "full_speed_count": 1,
+                                              "fastest": 2.00})
+        self.assertEqual(figures["torch"]["full_speed_count"], 2)
+        self.assertAlmostEqual(figures["torch"]["full_speed"], (2.79 + 2.18) / 2)
+        self.assertEqual(figures["pass_through"]["full_speed_count"], 4)
+        self.assertAlmostEqual(figures["pass_through"]["full_speed"], (1.93 + 2.12) / 2)
+        self.assertAlmostEqual(figures["pass_through"]["median"], (1.93 + 2.12) / 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
