@@ -301,6 +301,11 @@ TuningReport tune(const GemmKey& key, OptionalStream stream_arg) {
                   c.why);
     }
     for (const std::string& d : report.dropped) CUDAKIT_LOG(info, "TunableOp:   dropped ", d);
+    if (const auto& c = report.decision.confirmation) {
+      CUDAKIT_LOG(info, "TunableOp:   sustained samples: ", timed[report.decision.rounds_winner].name(), " ", c->best_ms,
+                  " ms, Default ", c->default_ms, " ms (threshold ", c->threshold * 100, "%): ",
+                  c->confirmed ? "switch confirmed" : "Default kept");
+    }
   }
   return report;
 }

@@ -33,6 +33,20 @@ namespace cudakit::tunable {
 //   the two. A gain under 1% is within the run-to-run variation of one shape on an H200 (clocks
 //   and L2 state), and a switch costs a chance of being slower in production for no gain that a
 //   benchmark could show; 2 x the measured spread keeps a noisy measurement from switching.
+//
+// Note [Confirming a switch under sustained load]
+// The rounds' samples are short (~0.1 ms, one run of a 4096^3 GEMM) and each follows a
+// synchronization, an L2 flush and the host's issue of the next sample: the GPU rests between
+// them, and an H200 runs short bursts at a clock that back-to-back work does not keep (Note
+// [Sustained samples] in bench/tunable_bench.cpp: 758-810 TFLOP/s in 1 ms samples, 721 over 200
+// calls). Candidates do not lose the same share when the clock drops: on 2e2a8b2 (2026-12-02,
+// H200) the tuner switched tall 65536x128x4096 bfloat16 to a cuBLASLt algorithm that 10 ms
+// samples of back-to-back calls timed 2% slower than Default. So a switch the rounds choose
+// is timed again before it stands: confirm_rounds samples each of Default and the winner, each
+// sample runs back to back for about confirm_sample_ms, the two alternating and the first of
+// each pair alternating too; the winner replaces Default only if its median there is faster by
+// max(1%, 2 x the spread of those samples) as well. 3 rounds of 10 ms: 60 ms a switched shape,
+// within the tuning budget of 2 s, and what a training step or a batch of decode steps sees.
 namespace {
 
 double relative_spread(const std::vector<double>& samples) {
@@ -45,6 +59,36 @@ double relative_spread(const std::vector<double>& samples) {
 }
 
 bool failed(double t) { return !(t >= 0) || !std::isfinite(t); }
+
+// Note [Confirming a switch under sustained load]: true when the rounds' winner stands.
+bool confirm_switch(TuningDecision& d, CandidateTimer& timer, const TuningBudget& budget) {
+  const std::size_t best = d.rounds_winner;
+  SwitchConfirmation& c = d.confirmation.emplace();
+  const auto repetitions = [&](std::size_t candidate) {
+    const double per_run = std::max(d.candidates[candidate].median_ms, 1e-6);
+    return std::clamp(static_cast<int>(std::ceil(budget.confirm_sample_ms / per_run)), 1, 100000);
+  };
+  const int default_reps = repetitions(0), best_reps = repetitions(best);
+  for (int round = 0; round < budget.confirm_rounds; ++round) {
+    for (int k = 0; k < 2; ++k) {
+      const bool default_now = (k == 0) == (round % 2 == 0);
+      const double t = default_now ? timer.time_ms(0, default_reps) : timer.time_ms(best, best_reps);
+      if (failed(t)) {
+        // A candidate that ran in every round and fails now is not one to switch to; Default
+        // failing here keeps the rounds' evidence, which is all there is.
+        c.confirmed = default_now;
+        return c.confirmed;
+      }
+      (default_now ? c.default_samples : c.best_samples).push_back(t);
+      d.spent_ms += t * (default_now ? default_reps : best_reps);
+    }
+  }
+  c.default_ms = median(c.default_samples);
+  c.best_ms = median(c.best_samples);
+  c.threshold = std::max(0.01, 2 * std::max(relative_spread(c.default_samples), relative_spread(c.best_samples)));
+  c.confirmed = c.best_ms < c.default_ms * (1 - c.threshold);
+  return c.confirmed;
+}
 
 }  // namespace
 
@@ -184,7 +228,11 @@ TuningDecision choose_fastest(std::size_t count, CandidateTimer& timer, const Tu
     d.chosen = best;
   } else if (best != 0 && d.candidates[0].samples.empty()) {
     d.chosen = best;  // Default could not be timed in the rounds (it failed there): the best runs
+    d.rounds_winner = best;
+    return d;
   }
+  d.rounds_winner = d.chosen;
+  if (d.chosen != 0 && budget.confirm_rounds > 0) d.chosen = confirm_switch(d, timer, budget) ? best : 0;
   return d;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "cudakit/tunable/tolerance.hpp"
@@ -43,6 +44,70 @@ TEST(TuningLoop, PicksAClearlyFasterCandidate) {
   EXPECT_EQ(d.chosen, 1u);
   EXPECT_NEAR(d.candidates[1].median_ms, 0.8, 1e-12);
   EXPECT_TRUE(d.candidates[2].rejected);  // 0.9 > 1.05 x 0.8
+}
+
+// Per candidate, one time for samples of fewer than `sustained_from` runs (the rounds') and
+// another for longer ones (the confirmation's): a GPU at a burst clock against back-to-back work.
+class BurstTimer final : public CandidateTimer {
+ public:
+  BurstTimer(std::vector<double> burst, std::vector<double> sustained, int sustained_from)
+      : burst_(std::move(burst)), sustained_(std::move(sustained)), sustained_from_(sustained_from) {}
+  double time_ms(std::size_t candidate, int repetitions) override {
+    calls.emplace_back(candidate, repetitions);
+    return repetitions >= sustained_from_ ? sustained_[candidate] : burst_[candidate];
+  }
+  std::vector<std::pair<std::size_t, int>> calls;
+
+ private:
+  std::vector<double> burst_, sustained_;
+  int sustained_from_;
+};
+
+TEST(TuningLoop, ASwitchFasterOnlyInShortSamplesIsNotConfirmed) {
+  // 10% faster in the rounds' 0.1 ms samples, 2% slower over 10 ms of back-to-back runs.
+  BurstTimer timer({1.0, 0.9}, {1.0, 1.02}, 5);
+  const TuningDecision d = choose_fastest(2, timer, budget());
+  EXPECT_EQ(d.rounds_winner, 1u);
+  EXPECT_EQ(d.chosen, 0u);
+  ASSERT_TRUE(d.confirmation.has_value());
+  EXPECT_FALSE(d.confirmation->confirmed);
+  EXPECT_DOUBLE_EQ(d.confirmation->default_ms, 1.0);
+  EXPECT_DOUBLE_EQ(d.confirmation->best_ms, 1.02);
+  // Three rounds each, sized from the rounds' medians to ~10 ms: 10 runs of Default, 12 of the
+  // winner (ceil(10 / 0.9)), Default first, then the winner first, alternating.
+  ASSERT_GE(timer.calls.size(), 6u);
+  const std::vector<std::pair<std::size_t, int>> last(timer.calls.end() - 6, timer.calls.end());
+  EXPECT_EQ(last, (std::vector<std::pair<std::size_t, int>>{{0, 10}, {1, 12}, {1, 12}, {0, 10}, {0, 10}, {1, 12}}));
+}
+
+TEST(TuningLoop, ASwitchFasterInSustainedSamplesToo) {
+  BurstTimer timer({1.0, 0.9}, {1.0, 0.93}, 5);
+  const TuningDecision d = choose_fastest(2, timer, budget());
+  EXPECT_EQ(d.chosen, 1u);
+  ASSERT_TRUE(d.confirmation.has_value());
+  EXPECT_TRUE(d.confirmation->confirmed);
+  EXPECT_DOUBLE_EQ(d.confirmation->threshold, 0.01);
+}
+
+TEST(TuningLoop, KeepingDefaultNeedsNoConfirmationAndZeroRoundsSkipIt) {
+  BurstTimer slower({1.0, 1.1}, {1.0, 0.5}, 5);
+  const TuningDecision kept = choose_fastest(2, slower, budget());
+  EXPECT_EQ(kept.chosen, 0u);
+  EXPECT_FALSE(kept.confirmation.has_value());
+  TuningBudget b = budget();
+  b.confirm_rounds = 0;
+  BurstTimer faster({1.0, 0.9}, {1.0, 1.02}, 5);
+  const TuningDecision d = choose_fastest(2, faster, b);
+  EXPECT_EQ(d.chosen, 1u);
+  EXPECT_FALSE(d.confirmation.has_value());
+}
+
+TEST(TuningLoop, AWinnerFailingInTheConfirmationIsNotChosen) {
+  BurstTimer timer({1.0, 0.5}, {1.0, std::nan("")}, 5);
+  const TuningDecision d = choose_fastest(2, timer, budget());
+  EXPECT_EQ(d.chosen, 0u);
+  ASSERT_TRUE(d.confirmation.has_value());
+  EXPECT_FALSE(d.confirmation->confirmed);
 }
 
 TEST(TuningLoop, EarlyRejectionComparesSamplesOfTheSameRound) {

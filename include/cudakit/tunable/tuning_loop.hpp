@@ -5,6 +5,7 @@
 // candidate's launches on a GPU (src/tunable/event_timer), any deterministic source elsewhere.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ struct TuningBudget {
   double max_total_ms = 2000;      // all candidates together, warm-up included
   double sample_target_ms = 0.1;   // one sample times enough repetitions to last about this long
   int min_rounds = 5;              // before a decision is allowed to stop early
+  // A switch away from Default is confirmed with samples of back-to-back runs lasting about
+  // confirm_sample_ms, Default and the winner alternating, confirm_rounds each (Note [Confirming
+  // a switch under sustained load]); 0 rounds: no confirmation.
+  double confirm_sample_ms = 10;
+  int confirm_rounds = 3;
 };
 
 struct CandidateOutcome {
@@ -35,13 +41,23 @@ struct CandidateOutcome {
   std::string why;              // when rejected: "failed", "slower than ...", ...
 };
 
+// The sustained samples of Default and of the rounds' winner, when the rounds chose a switch.
+struct SwitchConfirmation {
+  std::vector<double> default_samples, best_samples;  // mean ms per run
+  double default_ms = 0, best_ms = 0;                  // their medians
+  double threshold = 0;                                // the gain the best needed here
+  bool confirmed = false;
+};
+
 struct TuningDecision {
   std::size_t chosen = 0;  // 0: Default
   std::vector<CandidateOutcome> candidates;
   double noise = 0;        // relative spread of Default's and the best's samples
   double threshold = 0;    // the gain the best needed over Default to be chosen
   int rounds = 0;
-  double spent_ms = 0;     // timed work, warm-up included
+  double spent_ms = 0;     // timed work, warm-up and confirmation included
+  std::size_t rounds_winner = 0;  // what the rounds chose, before the confirmation
+  std::optional<SwitchConfirmation> confirmation;  // set when the rounds chose a switch
 };
 
 // Times candidates 0..count-1 (0 is Default, never rejected) and picks one.
