@@ -2,9 +2,11 @@
 """The performance report: every area's figures beside its peers, from one run of
 scripts/device-bench.sh (the files it leaves in its output folder).
 
-    python3 bench/report.py build OUT_DIR [--commit C] [--date D]
+    python3 bench/report.py build OUT_DIR [--commit C] [--date D] [--area-commit AREA=C ...]
         writes OUT_DIR/report.json, OUT_DIR/report.md and OUT_DIR/plots/*.png (the plots need
-        matplotlib; without it the report says so and has none)
+        matplotlib; without it the report says so and has none); --area-commit names an area
+        whose files come from another call of the same day on the same machine type, at commit C
+        (a run split over two device calls, one area measured again after a change)
     python3 bench/report.py compare A.json B.json [--noise 0.05]
         prints the rows whose figures moved between two reports beyond their noise
     python3 bench/report.py readme REPORT.json [--write README.md]
@@ -14,7 +16,8 @@ scripts/device-bench.sh (the files it leaves in its output folder).
 
 report.json (schema "cudakit-bench-report/1"; README, "Performance report", says the same):
     {"schema", "commit", "date", "machine": {"gpu", "driver", "cuda", "torch", "cupy", ...},
-     "areas": [{"name", "title", "rows": [ROW...], "plots": ["plots/NAME.png"...], "notes": [...]}],
+     "areas": [{"name", "title", "rows": [ROW...], "plots": ["plots/NAME.png"...], "notes": [...],
+                "commit" (only where it is not the report's)}],
      "skipped": [{"part", "why"}]}
     ROW = {"case", "unit", "higher_is_better", "cudakit", "peer", "peer_value", "vs_peer",
            "limit", "limit_value", "of_limit", "noise"}
@@ -517,7 +520,8 @@ def machine(out):
     return json_object(os.path.join(out, "machine.json"))
 
 
-def build(out, commit=None, date=None):
+def build(out, commit=None, date=None, area_commits=None):
+    area_commits = area_commits or {}
     report = {"schema": SCHEMA, "commit": commit, "date": date, "machine": machine(out), "areas": [],
               "skipped": []}
     skipped = os.path.join(out, "skipped.txt")
@@ -541,6 +545,11 @@ def build(out, commit=None, date=None):
                 report["skipped"].append({"part": name, "why": "no output from this part in the run"})
             continue
         report["areas"].append({"name": name, "title": title, "rows": rows, "plots": [p for p in plots if p]})
+        if area_commits.get(name, commit) != commit:
+            report["areas"][-1]["commit"] = area_commits[name]
+    unknown = set(area_commits) - {name for name, _, _ in AREAS}
+    if unknown:
+        raise SystemExit(f"report.py build: --area-commit names no area: {', '.join(sorted(unknown))}")
     return report
 
 
@@ -566,8 +575,10 @@ def markdown(report):
              "better, whichever way the unit runs) and cudakit's share of the ceiling where there is one.",
              ""]
     for area in report["areas"]:
-        lines += [f"## {area['title']}", "",
-                  "| case | unit | cudakit | peer | peer's | vs peer | ceiling | of ceiling |",
+        lines += [f"## {area['title']}", ""]
+        if area.get("commit"):
+            lines += [f"This area: commit {area['commit']} (the other areas: {report.get('commit') or '?'}).", ""]
+        lines += ["| case | unit | cudakit | peer | peer's | vs peer | ceiling | of ceiling |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in area["rows"]:
             vs = f"{r['vs_peer']:.2f}x" if r["vs_peer"] else ""
@@ -656,8 +667,16 @@ def main(argv):
         raise SystemExit(__doc__)
     if argv[0] == "build":
         out = argv[1]
-        opts = dict(zip(argv[2::2], argv[3::2]))
-        report = build(out, opts.get("--commit"), opts.get("--date"))
+        pairs = list(zip(argv[2::2], argv[3::2]))
+        opts = dict(pairs)
+        area_commits = {}
+        for key, value in pairs:
+            if key == "--area-commit":
+                area, sep, c = value.partition("=")
+                if not sep or not area or not c:
+                    raise SystemExit(f"report.py build: --area-commit wants AREA=COMMIT, got {value!r}")
+                area_commits[area] = c
+        report = build(out, opts.get("--commit"), opts.get("--date"), area_commits)
         with open(os.path.join(out, "report.json"), "w") as f:
             json.dump(report, f, indent=1)
         with open(os.path.join(out, "report.md"), "w") as f:
