@@ -92,6 +92,15 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| pair_512B (ns per op) | ns | 80 | torch | 320 | 4.00x |", md)
         self.assertIn("- nccl bandwidth: 1 GPU here", md)
 
+    def test_an_area_from_another_commit_says_so(self):
+        built = report.build(self.out, "abc1234", "2026-12-01", {"jiterator": "def5678", "alloc": "abc1234"})
+        self.assertEqual(self.area(built, "jiterator")["commit"], "def5678")
+        self.assertNotIn("commit", self.area(built, "alloc"))
+        md = report.markdown(built)
+        self.assertEqual(md.count("This area: commit def5678 (the other areas: abc1234)."), 1)
+        with self.assertRaises(SystemExit):
+            report.build(self.out, "abc1234", "2026-12-01", {"no_such_area": "def5678"})
+
     def test_compare_reports_movement_beyond_noise_only(self):
         before = report.build(self.out, "aaa", "2026-12-01")
         a = os.path.join(self.out, "a.json")
