@@ -47,6 +47,8 @@ namespace cudakit::tunable {
 // each pair alternating too; the winner replaces Default only if its median there is faster by
 // max(1%, 2 x the spread of those samples) as well. 3 rounds of 10 ms: 60 ms a switched shape,
 // within the tuning budget of 2 s, and what a training step or a batch of decode steps sees.
+// Where the rounds' samples already lasted confirm_sample_ms (GEMMs of 10 ms and more), they
+// were sustained work themselves and nothing is timed again.
 namespace {
 
 double relative_spread(const std::vector<double>& samples) {
@@ -232,7 +234,12 @@ TuningDecision choose_fastest(std::size_t count, CandidateTimer& timer, const Tu
     return d;
   }
   d.rounds_winner = d.chosen;
-  if (d.chosen != 0 && budget.confirm_rounds > 0) d.chosen = confirm_switch(d, timer, budget) ? best : 0;
+  // Samples of the rounds that already ran back to back for confirm_sample_ms were sustained.
+  const bool short_samples = std::min(repetitions[0] * d.candidates[0].median_ms,
+                                      repetitions[best] * d.candidates[best].median_ms) < budget.confirm_sample_ms;
+  if (d.chosen != 0 && budget.confirm_rounds > 0 && short_samples) {
+    d.chosen = confirm_switch(d, timer, budget) ? best : 0;
+  }
   return d;
 }
 

@@ -102,6 +102,14 @@ TEST(TuningLoop, KeepingDefaultNeedsNoConfirmationAndZeroRoundsSkipIt) {
   EXPECT_FALSE(d.confirmation.has_value());
 }
 
+TEST(TuningLoop, RoundsOfSustainedSamplesNeedNoConfirmation) {
+  // 20 ms a run: each of the rounds' samples is one run, already longer than 10 ms.
+  BurstTimer timer({20.0, 18.0}, {20.0, 30.0}, 1000);
+  const TuningDecision d = choose_fastest(2, timer, budget());
+  EXPECT_EQ(d.chosen, 1u);
+  EXPECT_FALSE(d.confirmation.has_value());
+}
+
 TEST(TuningLoop, AWinnerFailingInTheConfirmationIsNotChosen) {
   BurstTimer timer({1.0, 0.5}, {1.0, std::nan("")}, 5);
   const TuningDecision d = choose_fastest(2, timer, budget());

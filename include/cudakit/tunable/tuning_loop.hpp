@@ -29,7 +29,7 @@ struct TuningBudget {
   int min_rounds = 5;              // before a decision is allowed to stop early
   // A switch away from Default is confirmed with samples of back-to-back runs lasting about
   // confirm_sample_ms, Default and the winner alternating, confirm_rounds each (Note [Confirming
-  // a switch under sustained load]); 0 rounds: no confirmation.
+  // a switch under sustained load]); 0 rounds, or rounds' samples already that long: none.
   double confirm_sample_ms = 10;
   int confirm_rounds = 3;
 };
@@ -57,7 +57,7 @@ struct TuningDecision {
   int rounds = 0;
   double spent_ms = 0;     // timed work, warm-up and confirmation included
   std::size_t rounds_winner = 0;  // what the rounds chose, before the confirmation
-  std::optional<SwitchConfirmation> confirmation;  // set when the rounds chose a switch
+  std::optional<SwitchConfirmation> confirmation;  // set when a switch of the rounds was re-timed
 };
 
 // Times candidates 0..count-1 (0 is Default, never rejected) and picks one.
