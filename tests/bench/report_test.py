@@ -101,6 +101,28 @@ class ReportTest(unittest.TestCase):
         with self.assertRaises(SystemExit):
             report.build(self.out, "abc1234", "2026-12-01", {"no_such_area": "def5678"})
 
+    def test_graph_host_times_are_each_sides_median_process(self):
+        write(self.out, "graph.txt", [
+            "replay() host time, 8-kernel graph:                     5.06 us (median of 400)",
+            "1000-kernel replay, GPU time per tiny dependent kernel:  0.746 us (torch: 1.14 us)",
+            "torch 2.11.0 on NVIDIA H200",
+            "torch replay() host time, 8-kernel graph:                       2.52 us (median of 400)",
+            "torch 1000-kernel replay, GPU time per tiny dependent kernel:  1.013 us",
+            "replay() host time, 8-kernel graph:                     2.60 us (median of 400)",
+            "torch 2.11.0 on NVIDIA H200",
+            "torch replay() host time, 8-kernel graph:                       4.90 us (median of 400)",
+            "replay() host time, 8-kernel graph:                     2.80 us (median of 400)",
+            "torch 2.11.0 on NVIDIA H200",
+            "torch replay() host time, 8-kernel graph:                       2.70 us (median of 400)",
+        ])
+        rows = {r["case"]: r for r in self.area(report.build(self.out), "graphs")["rows"]}
+        eight = rows["replay host time, 8-kernel graph"]
+        self.assertEqual(eight["cudakit"], 2.80)
+        self.assertEqual(eight["peer_value"], 2.70)
+        self.assertAlmostEqual(eight["noise"], (5.06 - 2.60) / 2 / 2.80)
+        one = rows["1000-kernel replay, GPU time per tiny kernel"]
+        self.assertEqual((one["cudakit"], one["peer_value"], one["noise"]), (0.746, 1.013, 0.05))
+
     def test_compare_reports_movement_beyond_noise_only(self):
         before = report.build(self.out, "aaa", "2026-12-01")
         a = os.path.join(self.out, "a.json")
