@@ -62,5 +62,38 @@ class AllocationsTest(unittest.TestCase):
         self.assertAlmostEqual(figures["pass_through"]["median"], (1.93 + 2.12) / 2)
 
 
+class WorkloadPairTest(unittest.TestCase):
+    def run_pairs(self, loops):
+        """workload_pair over processes whose pure-Python loops are `loops` (cudakit's, torch's
+        per pair); each process's "ms" is its loop, so the chosen pair shows which it was."""
+        queue = [(which, loop) for pair in loops for which, loop in zip(("cudakit", "torch"), pair)]
+        asked = []
+
+        def replay(kind, which):
+            recorded, loop = queue.pop(0)
+            self.assertEqual(which, recorded)
+            asked.append(which)
+            return {"checksum": 1.0, "ms": loop, "peak_reserved": 0, "python_loop_us": loop}
+        saved, python_bench.workload = python_bench.workload, replay
+        saved_err, sys.stderr = sys.stderr, open(os.devnull, "w")
+        try:
+            return python_bench.workload_pair("serve"), len(asked)
+        finally:
+            sys.stderr.close()
+            python_bench.workload, sys.stderr = saved, saved_err
+
+    def test_a_pair_at_the_same_speed_is_taken_at_once(self):
+        (mine, theirs), asked = self.run_pairs([(0.10, 0.11)])
+        self.assertEqual((mine["ms"], theirs["ms"], asked), (0.10, 0.11, 2))
+
+    def test_a_pair_at_different_speeds_is_run_again(self):
+        (mine, theirs), asked = self.run_pairs([(0.20, 0.10), (0.10, 0.105)])
+        self.assertEqual((mine["ms"], theirs["ms"], asked), (0.10, 0.105, 4))
+
+    def test_the_closest_pair_when_none_matches(self):
+        (mine, theirs), asked = self.run_pairs([(0.20, 0.10), (0.10, 0.14), (0.21, 0.10)])
+        self.assertEqual((mine["ms"], theirs["ms"], asked), (0.10, 0.14, 6))
+
+
 if __name__ == "__main__":
     unittest.main()
