@@ -62,15 +62,17 @@ double relative_spread(const std::vector<double>& samples) {
 
 bool failed(double t) { return !(t >= 0) || !std::isfinite(t); }
 
+// How many back-to-back runs of `per_run_ms` make a sample of about `target_ms`, in [1, most].
+int runs_lasting(double target_ms, double per_run_ms, int most) {
+  return std::clamp(static_cast<int>(std::ceil(target_ms / std::max(per_run_ms, 1e-6))), 1, most);
+}
+
 // Note [Confirming a switch under sustained load]: true when the rounds' winner stands.
 bool confirm_switch(TuningDecision& d, CandidateTimer& timer, const TuningBudget& budget) {
   const std::size_t best = d.rounds_winner;
   SwitchConfirmation& c = d.confirmation.emplace();
-  const auto repetitions = [&](std::size_t candidate) {
-    const double per_run = std::max(d.candidates[candidate].median_ms, 1e-6);
-    return std::clamp(static_cast<int>(std::ceil(budget.confirm_sample_ms / per_run)), 1, 100000);
-  };
-  const int default_reps = repetitions(0), best_reps = repetitions(best);
+  const int default_reps = runs_lasting(budget.confirm_sample_ms, d.candidates[0].median_ms, 100000);
+  const int best_reps = runs_lasting(budget.confirm_sample_ms, d.candidates[best].median_ms, 100000);
   for (int round = 0; round < budget.confirm_rounds; ++round) {
     for (int k = 0; k < 2; ++k) {
       const bool default_now = (k == 0) == (round % 2 == 0);
@@ -139,7 +141,7 @@ TuningDecision choose_fastest(std::size_t count, CandidateTimer& timer, const Tu
       continue;
     }
     warmup[c] = last;
-    repetitions[c] = std::clamp(static_cast<int>(std::ceil(budget.sample_target_ms / std::max(last, 1e-6))), 1, 1000);
+    repetitions[c] = runs_lasting(budget.sample_target_ms, last, 1000);
   }
   double fastest_warmup = warmup[0];
   for (std::size_t c = 1; c < count; ++c) {
@@ -224,22 +226,18 @@ TuningDecision choose_fastest(std::size_t count, CandidateTimer& timer, const Tu
   }
   d.noise = std::max(relative_spread(d.candidates[0].samples), relative_spread(d.candidates[best].samples));
   d.threshold = std::max(0.01, 2 * d.noise);
-  const double default_ms = d.candidates[0].median_ms;
-  if (best != 0 && !d.candidates[0].samples.empty() &&
-      d.candidates[best].median_ms < default_ms * (1 - d.threshold)) {
-    d.chosen = best;
-  } else if (best != 0 && d.candidates[0].samples.empty()) {
-    d.chosen = best;  // Default could not be timed in the rounds (it failed there): the best runs
-    d.rounds_winner = best;
+  if (best == 0) return d;
+  if (d.candidates[0].samples.empty()) {
+    // Default could not be timed in the rounds (it failed there): the best runs, unconfirmed.
+    d.chosen = d.rounds_winner = best;
     return d;
   }
-  d.rounds_winner = d.chosen;
+  if (!(d.candidates[best].median_ms < d.candidates[0].median_ms * (1 - d.threshold))) return d;
+  d.chosen = d.rounds_winner = best;
   // Samples of the rounds that already ran back to back for confirm_sample_ms were sustained.
   const bool short_samples = std::min(repetitions[0] * d.candidates[0].median_ms,
                                       repetitions[best] * d.candidates[best].median_ms) < budget.confirm_sample_ms;
-  if (d.chosen != 0 && budget.confirm_rounds > 0 && short_samples) {
-    d.chosen = confirm_switch(d, timer, budget) ? best : 0;
-  }
+  if (budget.confirm_rounds > 0 && short_samples) d.chosen = confirm_switch(d, timer, budget) ? best : 0;
   return d;
 }
 
