@@ -40,6 +40,15 @@ def per_op_us(fn, n):
 PASS_THROUGH_CACHE = os.environ.get("CUDAKIT_PASS_THROUGH_CACHE", "gpu-bundle/bin/libpass_through_cache.so")
 
 
+def python_loop_us():
+    """The process's own speed: a list made and dropped in pure Python, us per iteration (Note [A
+    process's own speed])."""
+    def python_loop():
+        x = [1] * 8
+        del x
+    return per_op_us(python_loop, 200000)
+
+
 # Note [A process's own speed]
 # On the lent VMs a process runs torch.empty + del at ~2 us or at 3.5-5 us for its whole life,
 # whichever allocator (torch's own, cudakit's, a pass-through cache). On 2026-12-02 (edff19e,
@@ -72,15 +81,11 @@ def allocation_child(which):
         x = torch.empty(1 << 20, dtype=torch.uint8, device="cuda")
         del x
 
-    def python_loop():
-        x = [1] * 8
-        del x
-
     def cpu_tensor():
         x = torch.empty(16)
         del x
 
-    print(json.dumps({"pair_us": per_op_us(step, 20000), "python_loop_us": per_op_us(python_loop, 200000),
+    print(json.dumps({"pair_us": per_op_us(step, 20000), "python_loop_us": python_loop_us(),
                       "cpu_tensor_us": per_op_us(cpu_tensor, 20000)}))
 
 
@@ -132,13 +137,8 @@ def workload_child(kind, which):
         peak = cudakit.memory_stats()["reserved_bytes.all.peak"]
     else:
         peak = torch.cuda.max_memory_reserved()
-
-    def python_loop():
-        x = [1] * 8
-        del x
-
     print(json.dumps({"checksum": checksum, "ms": statistics.median(times), "peak_reserved": peak,
-                      "python_loop_us": per_op_us(python_loop, 200000)}))
+                      "python_loop_us": python_loop_us()}))
 
 
 def child(args, timeout):
