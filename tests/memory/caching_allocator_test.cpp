@@ -130,10 +130,11 @@ TEST_P(CachingAllocatorModes, FreedBlockServesAnotherStreamOnceItsWorkIsDone) {
   void* late = f.allocator.allocate(kSize, kStreamB);
   EXPECT_EQ(late, a);
   EXPECT_EQ(f.allocator.stats().num_cross_stream_reuses, 1);
-  // The lent block goes back to stream A only once stream B's work with it is done.
+  // The lent block goes back to stream A only once stream B's work with it is done; freed on the
+  // stream it was allocated on, it is inactive at once (See Note [Lent blocks in the statistics]).
   f.allocator.deallocate(late);
   const MemoryStats m = f.allocator.stats();
-  EXPECT_EQ(m.active_bytes[0].current - m.allocated_bytes[0].current, static_cast<std::int64_t>(kSize));
+  EXPECT_EQ(m.active_bytes[0].current, m.allocated_bytes[0].current);
   void* on_a = f.allocator.allocate(kSize, kStreamA);
   EXPECT_NE(on_a, a) << "stream B's work may still use it";
   // Stream B's work finishes; a mark on stream B recorded after the free (one at a time is in
@@ -579,14 +580,12 @@ void check_statistics_against_a_model(const AllocatorConfig& config, int steps, 
         expect_peak("allocated_bytes", i, m.allocated_bytes[i].peak, peak_bytes[i]);
       }
       expect_peak("requested_bytes", 0, m.requested_bytes[0].peak, peak_requested);
-      // Lent blocks stay active until their borrowers' marks are seen: at least the allocated.
-      ASSERT_GE(m.active_bytes[0].peak, peak_allocated) << "step " << step;
+      // No record_stream here: active is allocated, lent blocks included (See Note [Lent blocks
+      // in the statistics]).
+      expect_peak("active_bytes", 0, m.active_bytes[0].peak, peak_allocated);
       ASSERT_EQ(m.allocated_bytes[1].current + m.allocated_bytes[2].current, allocated);
-      // Lent blocks' frees wait for their borrowers' marks; with work finishing at once, the
-      // next poll completes them all.
-      ASSERT_GE(m.active_bytes[0].current, allocated);
-      f.allocator.process_events();
-      ASSERT_EQ(f.allocator.stats().active_bytes[0].current, allocated);
+      ASSERT_EQ(m.active_bytes[0].current, allocated) << "step " << step;
+      ASSERT_EQ(m.active[0].current, static_cast<std::int64_t>(live.size())) << "step " << step;
       ASSERT_EQ(m.reserved_bytes[0].current, static_cast<std::int64_t>(f.provider->in_use()));
       ASSERT_GE(m.reserved_bytes[0].current, allocated + m.inactive_split_bytes[0].current);
       ASSERT_EQ(m.allocated_bytes[0].allocated - m.allocated_bytes[0].freed, allocated);
@@ -803,6 +802,62 @@ TEST(CachingAllocatorThreads, ConcurrentStreamsReportTheDevicePeaksExactly) {
   EXPECT_EQ(m.requested_bytes[1].peak, kThreads * kBlocks * 512);
   EXPECT_EQ(m.allocated_bytes[0].current, 0);
   EXPECT_EQ(m.active[0].current, 0);
+}
+
+// Threads on their own streams take turns: each turn's thread allocates blocks its own shard
+// cannot serve (the previous turn's thread freed them, so they are lent across streams), frees
+// them on its own stream, and the statistics read at once, with no other operation between,
+// must show nothing active: the program freed everything on the stream it allocated it on (See
+// Note [Lent blocks in the statistics]). Each turn also checks that no two live blocks overlap.
+TEST(CachingAllocatorThreads, TurnsOfLendingLeaveNothingActiveAfterTheFrees) {
+  for (const bool expandable : {false, true}) {
+    AllocatorConfig config;
+    config.expandable_segments = expandable;
+    Fixture f(config);
+    constexpr int kThreads = 4;
+    constexpr int kRounds = 30;
+    std::mutex turn_mutex;
+    std::condition_variable turn_changed;
+    int turn = 0;  // thread turn % kThreads runs; kThreads * kRounds: done
+    std::vector<std::string> failures;  // under turn_mutex
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        std::mt19937 rng(static_cast<unsigned>(7 + t));
+        const auto stream = static_cast<StreamKey>(0x100 * (t + 1));
+        for (;;) {
+          std::unique_lock lock(turn_mutex);
+          turn_changed.wait(lock, [&] { return turn % kThreads == t || turn >= kThreads * kRounds; });
+          if (turn >= kThreads * kRounds) return;
+          lock.unlock();
+          std::vector<void*> held;
+          for (int i = 0; i < 6; ++i) held.push_back(f.allocator.allocate((1 + rng() % 12) * MiB + rng() % 4096, stream));
+          std::sort(held.begin(), held.end());
+          for (std::size_t i = 1; i < held.size(); ++i) {
+            if (static_cast<char*>(held[i - 1]) + f.allocator.allocation_size(held[i - 1]) > held[i]) {
+              std::lock_guard l(turn_mutex);
+              failures.push_back("overlapping blocks in turn " + std::to_string(turn));
+            }
+          }
+          for (void* p : held) f.allocator.deallocate(p);
+          const MemoryStats m = f.allocator.stats();
+          lock.lock();
+          if (m.active[0].current != 0 || m.active_bytes[0].current != 0 || m.allocation[0].current != 0) {
+            failures.push_back("turn " + std::to_string(turn) + ": active " + std::to_string(m.active[0].current) +
+                               " (" + std::to_string(m.active_bytes[0].current) + " bytes), allocations " +
+                               std::to_string(m.allocation[0].current) + ", cross-stream reuses " +
+                               std::to_string(m.num_cross_stream_reuses));
+          }
+          ++turn;
+          turn_changed.notify_all();
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_TRUE(failures.empty()) << "expandable " << expandable << ": " << failures.size() << " failures, first: "
+                                  << (failures.empty() ? "" : failures.front());
+    EXPECT_GT(f.allocator.stats().num_cross_stream_reuses, 0) << "the turns lent memory across streams";
+  }
 }
 
 TEST(CachingAllocatorClassic, SegmentSizesFollowTorch) {
