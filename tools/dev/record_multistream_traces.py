@@ -258,7 +258,7 @@ def train_comm(steps, layers, d, heads, vocab, bucket_mb, seed):
 PROGRAMS = {
     "serve_2w": lambda: serve(2, 12, 8, 1024, 16, 32000, (16, 1500), (16, 128), seed=11),
     "serve_4w": lambda: serve(4, 6, 6, 1536, 12, 32000, (8, 400), (32, 160), seed=12),
-    "serve_8t": lambda: serve_threads(8, 96, 6, 1024, 16, 32000, (16, 800), (8, 96), seed=15),
+    "serve_8t": lambda: serve_threads(8, 64, 6, 1024, 16, 32000, (16, 600), (8, 64), seed=15),
     "train_copy": lambda: train_copy(8, 8, 768, 12, 32000, seed=13),
     "train_comm": lambda: train_comm(8, 8, 1024, 16, 32000, 25, seed=14),
 }
