@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <thread>
 #include <vector>
 
 #include "cudakit/core/detail/concat.hpp"
@@ -17,7 +18,8 @@
 #include "cudakit/core/sync_debug_mode.hpp"
 #include "cudakit/core/log.hpp"
 #include "memory/detail/arena_table.hpp"
-#include "memory/detail/device_peaks.hpp"
+#include "memory/detail/device_ledger.hpp"
+#include "memory/detail/reserved_bytes.hpp"
 #include "memory/detail/history.hpp"
 #include "memory/detail/oom_observers.hpp"
 #include "memory/detail/segment_observers.hpp"
@@ -228,9 +230,9 @@ struct Engine {
   // See Note [Shards and statistics] in detail/shard.hpp.
   detail::ArenaTable arena_table;
 
-  // See Note [Device-wide peaks] in detail/device_peaks.hpp.
+  // See Note [Device-wide peaks] in detail/device_ledger.hpp.
   detail::ReservedBytes reserved;
-  detail::DeviceStats device_stats;
+  detail::DeviceLedger device_stats;
   alignas(128) std::atomic<std::int64_t> ooms{0};
   std::atomic<std::int64_t> retries{0};
   std::atomic<std::int64_t> sync_all{0};
@@ -279,12 +281,25 @@ struct Engine {
     std::lock_guard creating(device_stats.creation_mutex());
     const std::vector<Shard*> shards = all_shards();
     std::lock_guard lock(pools_mutex);
-    for (Shard* s : shards) s->lock.lock();
+    lock_all(shards);
     set_config(next);
     for (auto& [id, pool] : pools) pool->expandable = expandable_for(*pool->provider, pool->options);
     for (Shard* s : shards) {
       s->stats.max_split_size = max_split_stat(config);
       s->lock.unlock();
+    }
+  }
+
+  // Locks every shard of `shards`, in their order, giving back the headroom of those it holds
+  // while it waits for the next (See Note [Device-wide peaks]).
+  void lock_all(const std::vector<Shard*>& shards) {
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      while (!shards[i]->lock.try_lock()) {
+        if (device_stats.collapse_wanted()) {
+          for (std::size_t j = 0; j < i; ++j) device_stats.give_back_held(*shards[j]);
+        }
+        std::this_thread::yield();
+      }
     }
   }
 
@@ -374,12 +389,19 @@ struct Engine {
   }
 
   // Applies change(stats, false) to s's statistics and, while the device's ledger is kept,
-  // change(ledger, true) to the ledger's, in the same critical section (s locked). See Note
-  // [Device-wide peaks].
+  // change(counters, true) to s's headroom or, without headroom, to the ledger's sums, in the
+  // same critical section (s locked). See Note [Device-wide peaks].
   template <class Change>
-  void count(Shard& s, Change&& change) {
+  [[gnu::always_inline]] void count(Shard& s, Change&& change) {
     change(s.stats, false);
-    if (device_stats.active()) device_stats.apply([&](detail::PeakStats& m) { change(m, true); });
+    if (!device_stats.active()) return;
+    if (s.local) {
+      change(s.headroom, true);
+      if (!s.headroom.overdrawn() && !device_stats.collapse_wanted()) [[likely]] return;
+      device_stats.settle(s, &Engine::observed_stats);
+      return;
+    }
+    device_stats.apply(s, [&](auto& sums) { change(sums, true); }, &Engine::observed_stats);
   }
 
   // s's statistics as stats() reports them (s locked). See Note [Active mirrors allocated].
@@ -651,7 +673,7 @@ struct Engine {
   }
   // The ledger counts active blocks itself; a shard, only once no longer mirroring (See Note
   // [Active mirrors allocated]).
-  template <class Stats>  // MemoryStats, or the device's PeakStats
+  template <class Stats>  // MemoryStats, or the device's StatCounters
   static void count_inactive(const Shard& s, const Block* b, Stats& m, bool device) {
     if (!device && s.active_mirrors_allocation) return;
     const int pi = pool_index(b->size);
@@ -1361,7 +1383,7 @@ MemoryStats CachingAllocator::stats() const {
     impl_->flush_recent(s);  // observable state is the merged one
     out.merge(Engine::observed_stats(s));
   });
-  // See Note [Device-wide peaks] in detail/device_peaks.hpp.
+  // See Note [Device-wide peaks] in detail/device_ledger.hpp.
   if (impl_->device_stats.active()) {
     impl_->device_stats.read(out);
   } else {
