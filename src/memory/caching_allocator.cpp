@@ -61,6 +61,7 @@ constexpr std::size_t kSegmentRound = 2u << 20;
 constexpr std::uint32_t kBorrowsBeforeGrowing = 64;
 constexpr std::uint32_t kMarkInterest = 4096;  // operations a stream keeps marking once asked
 constexpr std::uint32_t kQueriesEvery = 64;    // operations between two looks at the marks
+constexpr std::size_t kLenderProbes = 16;       // See Note [Streams at any count].
 // See Note [Growing ahead].
 constexpr std::uint64_t kGrowthStreak = 64;           // allocations between growths in a streak
 constexpr std::size_t kAheadFractionFilling = 8;      // ahead at most mapped / 8 while filling,
@@ -324,10 +325,8 @@ struct Engine {
     }
     auto find = [&]() -> Shard* {
       std::lock_guard lock(pool->shards_mutex);
-      for (auto& s : pool->shards) {
-        if (s->stream == stream) return s.get();
-      }
-      return nullptr;
+      auto it = pool->shard_of_stream.find(stream);
+      return it == pool->shard_of_stream.end() ? nullptr : it->second;
     };
     Shard* shard = find();
     if (!shard) {
@@ -341,6 +340,7 @@ struct Engine {
         shard = pool->shards.back().get();
         shard->pool = pool;
         shard->stream = stream;
+        pool->shard_of_stream.emplace(stream, shard);
         shard->stream_serial = events->stream_serial(stream);  // it exists: it allocates now
         shard->stats.max_split_size = max_split_stat(config);
       }
@@ -572,6 +572,7 @@ struct Engine {
   void insert_free(Shard& s, Block* b) {
     index_for(s, *b->arena).insert(b);
     count_inactive_split(s, b, true);
+    if (!s.listed.load(std::memory_order_relaxed)) [[unlikely]] list_lender(s);
   }
   void remove_free(Shard& s, Block* b) {
     index_for(s, *b->arena).remove(b);
@@ -851,9 +852,8 @@ struct Engine {
   void* allocate_elsewhere(std::size_t bytes, Shard& requester, std::size_t rounded, bool expandable) {
     Pool& pool = *requester.pool;
     std::lock_guard list_lock(pool.shards_mutex);  // then one shard lock at a time
-    for (auto& owner : pool.shards) {
-      Shard& t = *owner;
-      if (&t == &requester) continue;
+    for (Shard* candidate : lender_candidates(pool, requester)) {
+      Shard& t = *candidate;
       // This stream looks to t for memory: t keeps its frees marked for a while.
       t.marks_interest.store(kMarkInterest, std::memory_order_relaxed);
       std::lock_guard lock(t.lock);
@@ -868,8 +868,52 @@ struct Engine {
         remove_free(t, b);
         return lend(t, b, requester, rounded, bytes);
       }
+      // Nothing free: out of the list until a block enters its index again.
+      if (t.small_index.largest() == 0 && t.large_index.largest() == 0) list_lender(t, false);
     }
     return nullptr;
+  }
+
+  // Note [Streams at any count]
+  // No operation may cost more as streams accumulate (a server may make a stream per request,
+  // and a shard stays for every stream that ever allocated). A shard is found by its stream in
+  // its pool's hash map; a borrower looks at every other shard of the pool while there are at
+  // most kLenderProbes of them (the policy of Note [Memory across streams] as it is), and
+  // beyond that at kLenderProbes shards of the pool's list of lenders, from a cursor that goes
+  // round it: a shard enters the list when a block enters its free index, and leaves it when a
+  // borrower's look finds its indexes empty (leaving is linear in the list's length, but a
+  // shard leaves only after it entered, once per block that entered its index). A lender's queues of lent blocks are dropped once empty, so
+  // that returning a block looks only at borrowers with blocks out.
+
+  // The shards a borrower looks at, in order (pool.shards_mutex held).
+  std::vector<Shard*> lender_candidates(Pool& pool, const Shard& requester) {
+    std::vector<Shard*> out;
+    if (pool.shards.size() <= kLenderProbes + 1) {
+      for (auto& owner : pool.shards) {
+        if (owner.get() != &requester) out.push_back(owner.get());
+      }
+      return out;
+    }
+    std::lock_guard lock(pool.lenders_lock);
+    for (std::size_t looked = 0; looked < pool.lenders.size() && out.size() < kLenderProbes; ++looked) {
+      if (pool.lenders_cursor >= pool.lenders.size()) pool.lenders_cursor = 0;
+      Shard* t = pool.lenders[pool.lenders_cursor++];
+      if (t != &requester) out.push_back(t);
+    }
+    return out;
+  }
+
+  // Puts s in its pool's list of lenders, or takes it out (s locked).
+  void list_lender(Shard& s, bool listed = true) {
+    Pool& pool = *s.pool;
+    std::lock_guard lock(pool.lenders_lock);
+    if (s.listed.load(std::memory_order_relaxed) == listed) return;
+    s.listed.store(listed, std::memory_order_relaxed);
+    if (listed) {
+      pool.lenders.push_back(&s);
+    } else {
+      std::erase(pool.lenders, &s);
+    }
   }
 
   // A free block of shard `t` that `requester` may use now (shard t locked).
@@ -915,6 +959,7 @@ struct Engine {
         q.frees.pop_front();
       }
     }
+    std::erase_if(t.awaiting, [](const Shard::AwaitingFrees& q) { return q.frees.empty(); });
   }
 
   // Waits for every lent block's borrower (shard t locked; releasing cached memory).
@@ -923,8 +968,8 @@ struct Engine {
     t.pool->provider->synchronize(t.stream);  // all work, whichever streams are still alive
     for (auto& q : t.awaiting) {
       for (const auto& f : q.frees) finish_awaited(t, f.block);
-      q.frees.clear();
     }
+    t.awaiting.clear();
   }
 
   // A lent block's return: inactive since its free (See Note [Lent blocks in the statistics]).

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <cstddef>
+#include <deque>
+#include <random>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +23,18 @@ namespace {
 using testing::Fixture;
 using testing::kStreamA;
 
+// The replay loop's view of a CachingAllocator.
+struct ReplayTarget {
+  CachingAllocator& a;
+  void* alloc(std::size_t n, StreamKey s) { return a.allocate(n, s); }
+  void free(void* p, StreamKey) { a.deallocate(p); }
+  void empty_cache() { a.empty_cache(); }
+  void reset_peaks() { a.reset_peak_stats(); }
+  std::size_t peak_allocated() { return static_cast<std::size_t>(a.stats().allocated_bytes[0].peak); }
+  std::size_t peak_reserved() { return static_cast<std::size_t>(a.stats().reserved_bytes[0].peak); }
+  std::size_t device_allocations() { return static_cast<std::size_t>(a.stats().num_device_alloc); }
+};
+
 // Replays a recorded trace through the real policy on host memory (work finishing at once).
 struct HostReplay {
   ReplayResult result;
@@ -34,16 +49,7 @@ HostReplay replay_on_host(const std::string& trace_name, std::size_t expected_op
   EXPECT_EQ(trace.ops.size(), expected_ops);
   EXPECT_EQ(trace.num_streams, streams);
   Fixture f(config);
-  struct Target {
-    CachingAllocator& a;
-    void* alloc(std::size_t n, StreamKey s) { return a.allocate(n, s); }
-    void free(void* p, StreamKey) { a.deallocate(p); }
-    void empty_cache() { a.empty_cache(); }
-    void reset_peaks() { a.reset_peak_stats(); }
-    std::size_t peak_allocated() { return static_cast<std::size_t>(a.stats().allocated_bytes[0].peak); }
-    std::size_t peak_reserved() { return static_cast<std::size_t>(a.stats().reserved_bytes[0].peak); }
-    std::size_t device_allocations() { return static_cast<std::size_t>(a.stats().num_device_alloc); }
-  } target{f.allocator};
+  ReplayTarget target{f.allocator};
   HostReplay out;
   std::vector<StreamKey> keys;
   for (std::uint32_t i = 0; i < streams; ++i) keys.push_back(kStreamA * (i + 1));
@@ -97,6 +103,55 @@ TEST(AllocReplayHost, StreamsShareTheirFreedMemoryOnEveryMultiStreamTrace) {
   const HostReplay apart = replay_on_host("trace_serve_2w.csv.gz", 751858, 2, off);
   EXPECT_GT(reserved_over_allocated(apart.result), 1.4) << "the two workers' peaks, each in its own arena";
   EXPECT_EQ(apart.cross_stream_reuses, 0);
+}
+
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// A trace with as many streams as operations allow: each of `streams` streams allocates one
+// block and frees it a few operations later, with a few dozen blocks live at a time (a server
+// that makes a stream per request). Returns the seconds the replay took.
+double replay_many_streams(std::uint32_t streams) {
+  AllocTrace trace;
+  std::mt19937 rng(5);
+  std::deque<std::uint32_t> live;
+  std::vector<std::uint64_t> sizes(streams);
+  for (std::uint32_t s = 0; s < streams; ++s) {
+    sizes[s] = 512u * (1 + rng() % 4096);
+    trace.ops.push_back({true, s, s, sizes[s]});
+    live.push_back(s);
+    if (live.size() > 48) {
+      const std::uint32_t done = live.front();
+      live.pop_front();
+      trace.ops.push_back({false, done, done, sizes[done]});
+    }
+  }
+  for (std::uint32_t done : live) trace.ops.push_back({false, done, done, sizes[done]});
+  trace.num_ids = trace.num_streams = streams;
+  std::vector<StreamKey> keys;
+  for (std::uint32_t i = 0; i < streams; ++i) keys.push_back(0x10000 + i);
+  Fixture f;
+  ReplayTarget target{f.allocator};
+  // The thread's CPU time, not the wall clock's: a busy machine must not fail the test.
+  const double start = thread_cpu_seconds();
+  const ReplayResult r = replay_alloc_trace(target, trace, keys);
+  const double took = thread_cpu_seconds() - start;
+  EXPECT_GT(r.peak_allocated, 0u);
+  EXPECT_EQ(f.provider->in_use(), 0u);
+  return took;
+}
+
+// The cost of an operation does not depend on how many streams exist: 100,000 streams replay in
+// time linear in the operations (a shard found by its stream in a hash map, lenders looked for
+// among the shards that have free memory).
+TEST(AllocReplayHost, ManyStreamsCostLinearTime) {
+  const double small = replay_many_streams(10000);
+  const double large = replay_many_streams(100000);
+  EXPECT_LT(large, 10.0) << "CPU seconds";
+  EXPECT_LT(large, 25 * small + 0.5) << "10x the streams took " << large / small << "x the CPU time";
 }
 
 }  // namespace

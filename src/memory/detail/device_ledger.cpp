@@ -129,16 +129,20 @@ void DeviceLedger::collapse() {
     if (with_headroom_.empty()) return;
     holders = with_headroom_;
     lock_.unlock();
+    bool busy = false;
     for (Shard* h : holders) {
       // A shard whose lock is taken gives its headroom back at its next change, or is free
       // here at the next pass.
-      if (!h->lock.try_lock()) continue;
+      if (!h->lock.try_lock()) {
+        busy = true;
+        continue;
+      }
       lock_.lock();
       if (h->local) give_back(*h);
       lock_.unlock();
       h->lock.unlock();
     }
-    std::this_thread::yield();
+    if (busy) std::this_thread::yield();
   }
 }
 

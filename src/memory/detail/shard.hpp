@@ -71,6 +71,9 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   // Blocks held from outside (IPC): out of `live` while held. See Note [External holds] in
   // caching_allocator.cpp.
   HeldBlocks held;
+  // Whether the shard stands in its pool's list of lenders (written under the pool's
+  // lenders_lock).
+  std::atomic<bool> listed{false};
   MemoryStats stats;
   // What the shard may add to the device's statistics without the ledger, while `local` (See
   // Note [Device-wide peaks] in device_ledger.hpp); `ledger_slot`: its place in the ledger's
