@@ -182,10 +182,11 @@ class Machine {
     push(it->second);
   }
   void push_string(std::uint64_t length, Kind kind) {
+    const std::string_view text = take(length);
     if (length > std::numeric_limits<std::uint32_t>::max()) {
       fail(detail::concat("a string of ", length, " bytes is longer than this reader takes (4 GiB)"));
     }
-    push(add(tree_.add_string(take(length), kind)));
+    push(add(tree_.add_string(text, kind)));
   }
   // LONG1/LONG4: a little-endian two's-complement integer of n bytes.
   void push_long(std::uint64_t n) {

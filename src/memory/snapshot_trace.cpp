@@ -59,7 +59,7 @@ using Kind = PickleTree::Kind;
 // recursion (its parser keeps its own stack).
 class JsonToTree {
  public:
-  explicit JsonToTree(PickleTree& tree) : tree_(tree) {}
+  JsonToTree(PickleTree& tree, const std::string& name) : tree_(tree), name_(name) {}
   bool null() { return value(tree_.add_none()); }
   bool boolean(bool b) { return value(tree_.add_bool(b)); }
   bool number_integer(std::int64_t i) { return value(tree_.add_int(i)); }
@@ -80,7 +80,7 @@ class JsonToTree {
   bool start_array(std::size_t) { return open(Kind::list); }
   bool end_array() { return close(); }
   bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception& e) {
-    throw InvalidArgumentError(kApi, concat("not valid JSON: ", e.what()));
+    throw InvalidArgumentError(kApi, concat(name_, ": not valid JSON: ", e.what()));
   }
 
  private:
@@ -97,7 +97,7 @@ class JsonToTree {
   }
   bool open(Kind kind) {
     if (open_.size() >= kMaxJsonDepth) {
-      throw InvalidArgumentError(kApi, concat("JSON nested deeper than ", kMaxJsonDepth, " levels"));
+      throw InvalidArgumentError(kApi, concat(name_, ": JSON nested deeper than ", kMaxJsonDepth, " levels"));
     }
     const Id id = tree_.add_container(kind);
     const Id key = key_;
@@ -111,6 +111,7 @@ class JsonToTree {
     return true;
   }
   PickleTree& tree_;
+  const std::string& name_;
   std::vector<Id> open_;
   Id key_ = 0;
 };
@@ -540,7 +541,7 @@ SnapshotTrace parse_snapshot_trace(std::string_view bytes, const std::string& na
   }
   if (i < bytes.size() && bytes[i] == '{') {
     PickleTree tree;
-    JsonToTree builder(tree);
+    JsonToTree builder(tree, name);
     try {
       nlohmann::json::sax_parse(bytes, &builder);
     } catch (const InvalidArgumentError&) {

@@ -5,14 +5,17 @@ in torch.cuda.memory._dump_snapshot's format (a pickle of plain dicts and lists)
 Usage: write_snapshot_fixtures.py OUT_DIR
 
 - whatif_small.pickle (Python's default protocol) and whatif_small_p2/p3/p5.pickle (protocols 2,
-  3, 5), whatif_small.json (the same data as JSON): two streams; a block allocated before
+  3, 5), whatif_small.json (the same data as JSON), whatif_small.pickle.gz (compressed): two streams; a block allocated before
   recording began and freed in the trace, another still allocated in the final segments; a free
   that record_stream deferred; an empty_cache() call; Python frames on every entry.
 - whatif_no_trace.pickle: a snapshot taken without _record_memory_history (empty device_traces).
 - whatif_not_snapshot.pickle: a pickled dict that is not a snapshot.
+- pickle_values_p2/p3/p4/p5.pickle: one value of every kind the pickle reader takes, in each
+  protocol (bytes from protocol 3 on: protocol 2 pickles them through a Python function).
 The trace is written by hand (it is not a run of torch): its segment events are consistent with
 the final segments, so the reserved peak they imply is known (42 MiB).
 """
+import gzip
 import json
 import os
 import pickle
@@ -92,8 +95,29 @@ def snapshot():
             "external_annotations": []}
 
 
+def values(protocol):
+    shared = [7, "seven"]
+    v = {"none": None, "true": True, "false": False, "int1": 7, "int2": 300, "int4": -70000,
+         "long": 2 ** 40, "negative_long": -(2 ** 40), "max_int64": 2 ** 63 - 1, "huge": 2 ** 70,
+         "max_uint64": 2 ** 64 - 1, "float": 1.5, "short_str": "ab", "long_str": "x" * 300,
+         "list": [1, 2, 3], "list1": [1], "empty_list": [], "tuple0": (), "tuple1": (1,),
+         "tuple2": (1, 2), "tuple3": (1, 2, 3), "tuple5": (1, 2, 3, 4, 5), "shared": shared,
+         "shared_again": shared, "nested": {"a": {"b": [{}]}}, "many": list(range(2500))}
+    # Past 256 memo entries: LONG_BINPUT and LONG_BINGET (protocols 2 and 3), 4-byte BINGET indices.
+    lists = [[i] for i in range(300)]
+    v["lists"] = lists
+    v["last_list_again"] = lists[-1]
+    if protocol >= 3:
+        v["bytes"] = b"\x00\x01"
+        v["long_bytes"] = b"y" * 300
+    return v
+
+
 def main():
     out = sys.argv[1]
+    for protocol in (2, 3, 4, 5):
+        with open(os.path.join(out, f"pickle_values_p{protocol}.pickle"), "wb") as f:
+            pickle.dump(values(protocol), f, protocol=protocol)
     s = snapshot()
     with open(os.path.join(out, "whatif_small.pickle"), "wb") as f:
         pickle.dump(s, f)
@@ -102,6 +126,8 @@ def main():
             pickle.dump(s, f, protocol=protocol)
     with open(os.path.join(out, "whatif_small.json"), "w") as f:
         json.dump(s, f)
+    with open(os.path.join(out, "whatif_small.pickle.gz"), "wb") as f:
+        f.write(gzip.compress(pickle.dumps(s), mtime=0))
     empty = dict(s, device_traces=[[]])
     with open(os.path.join(out, "whatif_no_trace.pickle"), "wb") as f:
         pickle.dump(empty, f)
