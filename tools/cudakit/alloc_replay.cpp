@@ -146,8 +146,8 @@ int run(const Options& o) {
 
 const RegisterCommand kAllocReplay(
     "alloc-replay",
-    "replay a recorded allocation trace through the caching allocator, or a PyTorch memory snapshot "
-    "under cudakit's, torch's (expandable segments off and on) and a cudaMallocAsync-like allocator",
+    "replay an allocation trace through the caching allocator, or a PyTorch memory snapshot under "
+    "four allocators (what-if)",
     [](CLI::App& app) -> std::function<int()> {
       auto o = std::make_shared<Options>();
       app.add_option("TRACE", o->trace,
