@@ -62,7 +62,11 @@ std::string failure_text(const SnapshotTrace& snapshot, const SnapshotDeviceTrac
   if (f.what.entry == SnapshotOp::kNoEntry) out << " (a block live before the trace began)";
   else out << " (trace entry " << f.what.entry << ")";
   out << ": alloc of " << bytes_text(f.what.size) << " on " << stream_text(d.streams.at(f.what.stream));
-  if (const std::string at = frame_text(snapshot, f.what.frame); !at.empty()) out << ", at " << at;
+  if (const std::string at = frame_text(snapshot, f.what.frame); !at.empty()) {
+    out << ", at " << at;
+  } else if (f.what.entry != SnapshotOp::kNoEntry) {
+    out << " (the entry has no Python frames: autograd's backward pass, or C++)";
+  }
   return out.str();
 }
 
