@@ -28,49 +28,35 @@ namespace cudakit::memory {
 //  - every refusal says what was wrong, which opcode, and at which byte offset.
 namespace {
 
+// Every opcode of Python's pickle protocols 0 to 5, by name and byte: the ones this reader
+// runs, and the ones it refuses by name.
+#define CUDAKIT_PICKLE_OPCODES(X) X(MARK, '(') X(STOP, '.') X(POP, '0') X(POP_MARK, '1') \
+  X(DUP, '2') X(FLOAT, 'F') X(INT, 'I') X(BININT, 'J') X(BININT1, 'K') X(LONG, 'L') \
+  X(BININT2, 'M') X(NONE, 'N') X(PERSID, 'P') X(BINPERSID, 'Q') X(REDUCE, 'R') X(STRING, 'S') \
+  X(BINSTRING, 'T') X(SHORT_BINSTRING, 'U') X(UNICODE, 'V') X(BINUNICODE, 'X') X(APPEND, 'a') \
+  X(BUILD, 'b') X(GLOBAL, 'c') X(DICT, 'd') X(EMPTY_DICT, '}') X(APPENDS, 'e') X(GET, 'g') \
+  X(BINGET, 'h') X(INST, 'i') X(LONG_BINGET, 'j') X(LIST, 'l') X(EMPTY_LIST, ']') X(OBJ, 'o') \
+  X(PUT, 'p') X(BINPUT, 'q') X(LONG_BINPUT, 'r') X(SETITEM, 's') X(TUPLE, 't') X(EMPTY_TUPLE, ')') \
+  X(SETITEMS, 'u') X(BINFLOAT, 'G') X(PROTO, 0x80) X(NEWOBJ, 0x81) X(EXT1, 0x82) X(EXT2, 0x83) \
+  X(EXT4, 0x84) X(TUPLE1, 0x85) X(TUPLE2, 0x86) X(TUPLE3, 0x87) X(NEWTRUE, 0x88) X(NEWFALSE, 0x89) \
+  X(LONG1, 0x8a) X(LONG4, 0x8b) X(BINBYTES, 'B') X(SHORT_BINBYTES, 'C') X(SHORT_BINUNICODE, 0x8c) \
+  X(BINUNICODE8, 0x8d) X(BINBYTES8, 0x8e) X(EMPTY_SET, 0x8f) X(ADDITEMS, 0x90) X(FROZENSET, 0x91) \
+  X(NEWOBJ_EX, 0x92) X(STACK_GLOBAL, 0x93) X(MEMOIZE, 0x94) X(FRAME, 0x95) X(BYTEARRAY8, 0x96) \
+  X(NEXT_BUFFER, 0x97) X(READONLY_BUFFER, 0x98)
+
 enum Op : unsigned char {
-  MARK = '(', STOP = '.', POP = '0', POP_MARK = '1', DUP = '2', FLOAT = 'F', INT = 'I',
-  BININT = 'J', BININT1 = 'K', LONG = 'L', BININT2 = 'M', NONE = 'N', PERSID = 'P',
-  BINPERSID = 'Q', REDUCE = 'R', STRING = 'S', BINSTRING = 'T', SHORT_BINSTRING = 'U',
-  UNICODE = 'V', BINUNICODE = 'X', APPEND = 'a', BUILD = 'b', GLOBAL = 'c', DICT = 'd',
-  EMPTY_DICT = '}', APPENDS = 'e', GET = 'g', BINGET = 'h', INST = 'i', LONG_BINGET = 'j',
-  LIST = 'l', EMPTY_LIST = ']', OBJ = 'o', PUT = 'p', BINPUT = 'q', LONG_BINPUT = 'r',
-  SETITEM = 's', TUPLE = 't', EMPTY_TUPLE = ')', SETITEMS = 'u', BINFLOAT = 'G',
-  PROTO = 0x80, NEWOBJ = 0x81, EXT1 = 0x82, EXT2 = 0x83, EXT4 = 0x84, TUPLE1 = 0x85,
-  TUPLE2 = 0x86, TUPLE3 = 0x87, NEWTRUE = 0x88, NEWFALSE = 0x89, LONG1 = 0x8a, LONG4 = 0x8b,
-  BINBYTES = 'B', SHORT_BINBYTES = 'C', SHORT_BINUNICODE = 0x8c, BINUNICODE8 = 0x8d,
-  BINBYTES8 = 0x8e, EMPTY_SET = 0x8f, ADDITEMS = 0x90, FROZENSET = 0x91, NEWOBJ_EX = 0x92,
-  STACK_GLOBAL = 0x93, MEMOIZE = 0x94, FRAME = 0x95, BYTEARRAY8 = 0x96, NEXT_BUFFER = 0x97,
-  READONLY_BUFFER = 0x98,
+#define CUDAKIT_OPCODE(name, byte) name = byte,
+  CUDAKIT_PICKLE_OPCODES(CUDAKIT_OPCODE)
+#undef CUDAKIT_OPCODE
 };
 
 const char* op_name(unsigned char op) {
   switch (op) {
-    case MARK: return "MARK"; case STOP: return "STOP"; case POP: return "POP";
-    case POP_MARK: return "POP_MARK"; case DUP: return "DUP"; case FLOAT: return "FLOAT";
-    case INT: return "INT"; case BININT: return "BININT"; case BININT1: return "BININT1";
-    case LONG: return "LONG"; case BININT2: return "BININT2"; case NONE: return "NONE";
-    case PERSID: return "PERSID"; case BINPERSID: return "BINPERSID"; case REDUCE: return "REDUCE";
-    case STRING: return "STRING"; case BINSTRING: return "BINSTRING";
-    case SHORT_BINSTRING: return "SHORT_BINSTRING"; case UNICODE: return "UNICODE";
-    case BINUNICODE: return "BINUNICODE"; case APPEND: return "APPEND"; case BUILD: return "BUILD";
-    case GLOBAL: return "GLOBAL"; case DICT: return "DICT"; case EMPTY_DICT: return "EMPTY_DICT";
-    case APPENDS: return "APPENDS"; case GET: return "GET"; case BINGET: return "BINGET";
-    case INST: return "INST"; case LONG_BINGET: return "LONG_BINGET"; case LIST: return "LIST";
-    case EMPTY_LIST: return "EMPTY_LIST"; case OBJ: return "OBJ"; case PUT: return "PUT";
-    case BINPUT: return "BINPUT"; case LONG_BINPUT: return "LONG_BINPUT"; case SETITEM: return "SETITEM";
-    case TUPLE: return "TUPLE"; case EMPTY_TUPLE: return "EMPTY_TUPLE"; case SETITEMS: return "SETITEMS";
-    case BINFLOAT: return "BINFLOAT"; case PROTO: return "PROTO"; case NEWOBJ: return "NEWOBJ";
-    case EXT1: return "EXT1"; case EXT2: return "EXT2"; case EXT4: return "EXT4";
-    case TUPLE1: return "TUPLE1"; case TUPLE2: return "TUPLE2"; case TUPLE3: return "TUPLE3";
-    case NEWTRUE: return "NEWTRUE"; case NEWFALSE: return "NEWFALSE"; case LONG1: return "LONG1";
-    case LONG4: return "LONG4"; case BINBYTES: return "BINBYTES"; case SHORT_BINBYTES: return "SHORT_BINBYTES";
-    case SHORT_BINUNICODE: return "SHORT_BINUNICODE"; case BINUNICODE8: return "BINUNICODE8";
-    case BINBYTES8: return "BINBYTES8"; case EMPTY_SET: return "EMPTY_SET"; case ADDITEMS: return "ADDITEMS";
-    case FROZENSET: return "FROZENSET"; case NEWOBJ_EX: return "NEWOBJ_EX";
-    case STACK_GLOBAL: return "STACK_GLOBAL"; case MEMOIZE: return "MEMOIZE"; case FRAME: return "FRAME";
-    case BYTEARRAY8: return "BYTEARRAY8"; case NEXT_BUFFER: return "NEXT_BUFFER";
-    case READONLY_BUFFER: return "READONLY_BUFFER";
+#define CUDAKIT_OPCODE(name, byte) \
+  case name:                       \
+    return #name;
+    CUDAKIT_PICKLE_OPCODES(CUDAKIT_OPCODE)
+#undef CUDAKIT_OPCODE
     default: return nullptr;
   }
 }

@@ -116,6 +116,24 @@ TorchCachingModel::BlockId TorchCachingModel::new_block(const Block& init) {
 
 void TorchCachingModel::delete_block(BlockId id) { free_ids_.push_back(id); }
 
+TorchCachingModel::BlockId TorchCachingModel::link_before(BlockId id, Block part) {
+  part.prev = b(id).prev;
+  part.next = id;
+  const BlockId p = new_block(part);
+  if (b(p).prev != kNoBlock) b(b(p).prev).next = p;
+  b(id).prev = p;
+  return p;
+}
+
+TorchCachingModel::BlockId TorchCachingModel::link_after(BlockId id, Block part) {
+  part.prev = id;
+  part.next = b(id).next;
+  const BlockId n = new_block(part);
+  if (b(n).next != kNoBlock) b(b(n).next).prev = n;
+  b(id).next = n;
+  return n;
+}
+
 TorchCachingModel::Key TorchCachingModel::key(BlockId id) const {
   const Block& x = b(id);
   return Key{x.stream, x.size, x.addr, id};
@@ -239,10 +257,7 @@ TorchCachingModel::BlockId TorchCachingModel::alloc_found_block(BlockId id, std:
   if (split) {
     Block part = b(id);
     part.size = size;
-    part.next = id;
-    block = new_block(part);
-    if (b(block).prev != kNoBlock) b(b(block).prev).next = block;
-    b(id).prev = block;
+    block = link_before(id, part);
     b(id).addr += size;
     b(id).size -= size;
     insert_free(id);
@@ -409,21 +424,13 @@ void TorchCachingModel::unmap_block(BlockId id) {
   if (before > 0) {
     Block part = b(id);
     part.size = before;
-    part.next = id;
-    const BlockId p = new_block(part);
-    if (b(p).prev != kNoBlock) b(b(p).prev).next = p;
-    b(id).prev = p;
-    insert_free(p);
+    insert_free(link_before(id, part));
   }
   if (after > 0) {
     Block part = b(id);
     part.addr = start + bytes;
     part.size = after;
-    part.prev = id;
-    const BlockId n = new_block(part);
-    if (b(n).next != kNoBlock) b(b(n).next).prev = n;
-    b(id).next = n;
-    insert_free(n);
+    insert_free(link_after(id, part));
   }
   b(id).addr = start;
   b(id).size = bytes;
@@ -488,11 +495,8 @@ bool TorchCachingModel::map_block(BlockId id, std::size_t size) {
     Block rest = b(id);
     rest.addr += bytes;
     rest.size -= bytes;
-    rest.prev = id;
     rest.mapped = false;
-    const BlockId r = new_block(rest);
-    if (b(r).next != kNoBlock) b(b(r).next).prev = r;
-    b(id).next = r;
+    const BlockId r = link_after(id, rest);
     b(id).size = bytes;
     pool.unmapped.insert(unmapped_key(r));
   }

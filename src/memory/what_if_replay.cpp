@@ -166,25 +166,20 @@ std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to *
 
 }  // namespace
 
-const char* to_string(WhatIfAllocator allocator) noexcept {
-  switch (allocator) {
-    case WhatIfAllocator::cudakit: return "cudakit (default)";
-    case WhatIfAllocator::torch_segments: return "torch, expandable_segments:False";
-    case WhatIfAllocator::torch_expandable: return "torch, expandable_segments:True";
-    case WhatIfAllocator::async_pool: return "cudaMallocAsync-like pool";
-  }
-  return "?";
-}
+namespace {
+struct Names {
+  const char* text;
+  const char* key;
+};
+// In WhatIfAllocator's order.
+constexpr Names kNames[] = {{"cudakit (default)", "cudakit"},
+                            {"torch, expandable_segments:False", "torch_segments"},
+                            {"torch, expandable_segments:True", "torch_expandable"},
+                            {"cudaMallocAsync-like pool", "async_pool"}};
+}  // namespace
 
-const char* key_of(WhatIfAllocator allocator) noexcept {
-  switch (allocator) {
-    case WhatIfAllocator::cudakit: return "cudakit";
-    case WhatIfAllocator::torch_segments: return "torch_segments";
-    case WhatIfAllocator::torch_expandable: return "torch_expandable";
-    case WhatIfAllocator::async_pool: return "async_pool";
-  }
-  return "?";
-}
+const char* to_string(WhatIfAllocator allocator) noexcept { return kNames[static_cast<int>(allocator)].text; }
+const char* key_of(WhatIfAllocator allocator) noexcept { return kNames[static_cast<int>(allocator)].key; }
 
 std::vector<WhatIfRow> replay_what_if(const SnapshotDeviceTrace& trace, const WhatIfOptions& options) {
   // See Note [What-if replays] for the ceiling.

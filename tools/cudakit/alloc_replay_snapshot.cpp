@@ -27,8 +27,11 @@ constexpr std::size_t kH200Memory = std::size_t{141} << 30;
 
 std::string bytes_text(std::uint64_t bytes) {
   char text[64];
-  if (bytes >= (std::uint64_t{1} << 30)) std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / 1073741824.0);
-  else std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / 1048576.0);
+  const auto b = static_cast<double>(bytes);
+  if (bytes >= (std::uint64_t{1} << 30)) std::snprintf(text, sizeof text, "%.2f GiB", b / 1073741824.0);
+  else if (bytes >= (std::uint64_t{1} << 20)) std::snprintf(text, sizeof text, "%.1f MiB", b / 1048576.0);
+  else if (bytes >= 1024) std::snprintf(text, sizeof text, "%.1f KiB", b / 1024.0);
+  else std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
   return text;
 }
 

@@ -98,6 +98,9 @@ class TorchCachingModel {
   const Block& b(BlockId id) const { return blocks_[id]; }
   BlockId new_block(const Block& init);
   void delete_block(BlockId id);
+  // A new block from `part`, linked just before / after `id` in its segment.
+  BlockId link_before(BlockId id, Block part);
+  BlockId link_after(BlockId id, Block part);
   Pool& pool_of(const Block& block) { return block.small ? small_ : large_; }
   Key key(BlockId id) const;
   Key unmapped_key(BlockId id) const;
