@@ -139,7 +139,7 @@ class TorchCachingModel {
   std::set<BlockId> pending_;
   std::vector<Segment> segments_;
   Pool small_, large_;
-  std::uint64_t next_va_ = std::uint64_t{1} << 40;
+  std::uint64_t next_va_ = std::uint64_t{1} << 62;  // See next_address()
   std::uint64_t reserved_ = 0, peak_reserved_ = 0, allocated_ = 0, peak_allocated_ = 0;
   std::size_t device_allocs_ = 0, retries_ = 0;
 };
