@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Every `Note [Title]` reference in the tree has exactly one definition (See Note [Notes]).
+"""Every `Note [Title]` reference in the tree has exactly one definition (See Note [Notes] in
+notes/README.md).
 
     python3 tests/tools/notes_references.py [ROOT]      checks the files git tracks under ROOT
     python3 tests/tools/notes_references.py --self-test  plants each kind of fault and checks
@@ -14,18 +15,20 @@ import subprocess
 import sys
 import tempfile
 
-# Note [Notes]
-# Long reasoning lives in a Note: a comment block whose first line is `Note [Title]` alone after
-# the comment marker (`// Note [Title]` in C++ and CUDA, `# Note [Title]` in CMake, shell and
-# Python), or a heading `## Note [Title]` (any level) in notes/*.md and docs/. Anything else that
-# names a Note is a reference, usually `See Note [Title]`; its title may wrap onto the next
+# What counts (notes/README.md has the rule for writers): a definition is a comment line that
+# holds `Note [Title]` alone after the comment marker (`//`, `#`, `*`), or a Markdown heading of
+# that form; anything else naming a Note is a reference, its title possibly wrapped onto the next
 # comment line. A reference preceded by another project's name ("torch's Note [...]") points
-# outside the tree and is not checked.
+# outside the tree and is not checked; neither is text that shows the syntax rather than uses it:
+# a `code span`, a fenced block of Markdown, a title with a quote or a brace (code that builds
+# such text), and this file.
 DEFINITION = re.compile(r"^\s*(?://+|#+|/?\*+)?\s*Note \[([^\]\n]+)\]\s*$")
 REFERENCE = re.compile(r"Note \[([^\]]*)\]")
 OUTSIDE = re.compile(r"(?:torch|PyTorch|pytorch|CCCL|RMM|NCCL)'s\s+(?:(?://+|#+|\*)\s*)?$")
 # The prefix of a continuation line inside a wrapped title: indentation and a comment marker.
 CONTINUATION = re.compile(r"\s*\n\s*(?://+|#+|\*+)?\s*")
+CODE_SPAN = re.compile(r"`[^`\n]*`")
+FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 SKIPPED_SUFFIXES = (".png", ".gz", ".json", ".csv", ".txt", ".bin", ".svg", ".ico")
 
 
@@ -44,12 +47,18 @@ def scan(root, paths):
                 text = f.read()
         except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
             continue
-        if "Note [" not in text:
+        if "Note [" not in text or path == "tests/tools/notes_references.py":
             continue
+        blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # keeps line numbers
+        if path.endswith(".md"):
+            text = FENCE.sub(blank, text)
+        text = CODE_SPAN.sub(blank, text)
         lines = text.split("\n")
         for match in REFERENCE.finditer(text):
             line = text.count("\n", 0, match.start()) + 1
             title = CONTINUATION.sub(" ", match.group(1)).strip()
+            if '"' in title or "{" in title:
+                continue
             defined = DEFINITION.match(lines[line - 1])
             if defined and "\n" not in match.group(1):
                 definitions.setdefault(title, []).append((path, line))
@@ -98,6 +107,7 @@ def self_test():
         write("a.cpp", "// Note [Two words]\n// Why.\nint x;  // See Note [Two\n// words].\n")
         write("notes/b.md", "# b\n\n## Note [Heading form]\n\nSee Note [Two words]. torch's Note [Theirs] is outside.\n")
         write("c.py", "# Note [Python form]\nx = 1  # See Note [Heading form], Note [Python form]\n")
+        write("g.md", "Write `// Note [Title]`, then\n\n```cpp\n// Note [Two words]\n```\n")
         results = [("clean tree", check(root) == 0)]
         write("d.cpp", "// See Note [Nowhere].\n")
         results.append(("dangling reference", check(root) == 1))

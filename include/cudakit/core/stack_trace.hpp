@@ -22,7 +22,7 @@ enum class StackWalk : std::uint8_t {
   // with -fno-omit-frame-pointer.
   frame_pointers,
   // The unwinder (glibc's backtrace, from the modules' unwind tables): every frame, whatever the
-  // build, at about 60 ns a frame.
+  // build, at tens of nanoseconds a frame (notes/figures.md, "Stacks").
   unwinder,
 };
 

@@ -18,9 +18,9 @@
 // be strided or offset. The outputs have the common dtype unless `out` says otherwise.
 //
 // Streams: the kernel is queued on `options.stream`, else the current stream of the tensors'
-// device. The first call for a new combination of dtypes compiles (about 30-60 ms, or well
-// under a millisecond from the disk cache), also inside a graph capture, which it leaves intact
-// (Note [Compiling during a capture] in src/jiterator/programs.cpp).
+// device. The first call for a new combination of dtypes compiles (tens of milliseconds, or well
+// under a millisecond from the disk cache: notes/figures.md), also inside a graph capture,
+// which it leaves intact (Note [Compiling during a capture] in src/jiterator/programs.cpp).
 
 #include <map>
 #include <memory>

@@ -30,10 +30,10 @@ namespace cudakit::memory::detail {
 //   (so each shard's changes reach the ledger in their order), under the ledger's own spin lock,
 //   a leaf: nothing else is taken while it is held. The ledger's values are then the device's at
 //   every moment and its peaks the highest sums, exact, for every statistic.
-// - The cost: an uncontended spin lock and the same few additions per change (about 10 ns an
-//   operation on the lent H200s' CPUs; bench/README has the figures); threads that allocate on
-//   their own streams at once contend for the ledger's line, which costs the 16-thread
-//   benchmark most of its scaling, still far above torch's one lock (README, allocator table).
+// - The cost: an uncontended spin lock and the same few additions per change (nanoseconds an
+//   operation: notes/figures.md); threads that allocate on their own streams at once contend
+//   for the ledger's line, which costs the 16-thread benchmark most of its scaling, still far
+//   above torch's one lock (docs/performance.md, the allocator table).
 //   `exact_peaks:False` turns the ledger off: each stream's shard then keeps its own peaks and
 //   stats() reports their sums (upper bounds; exact for reserved bytes, kept by ReservedBytes
 //   at no cost on the fast path), and the threads scale again.
