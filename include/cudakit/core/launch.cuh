@@ -1,7 +1,7 @@
 #pragma once
-// launch_kernel: how cudakit's layers launch their kernels (nvcc only). It reports the launch to
-// the trace hooks (with the kernel's name and, where the caller declares them, the byte ranges it
-// reads and writes: See Note [Runtime trace hooks]), launches, and checks the launch
+// @brief launch_kernel: how cudakit's layers launch their kernels (nvcc only). It reports the
+// launch to the trace hooks (with the kernel's name and, where the caller declares them, the byte
+// ranges it reads and writes: See Note [Runtime trace hooks]), launches, and checks the launch
 // (CUDAKIT_CHECK_LAUNCH). With no trace listener attached it costs one relaxed load over a bare
 // <<<...>>>.
 //

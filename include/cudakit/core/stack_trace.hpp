@@ -1,7 +1,7 @@
 #pragma once
-// The calling thread's C++ stack, for reports that say where a call came from: return addresses
-// (by the frame-pointer chain or by the unwinder), and their frames named from the modules'
-// symbol tables (dladdr, then the module's .symtab), demangled.
+// @brief The calling thread's C++ stack, for reports that say where a call came from: return
+// addresses (by the frame-pointer chain or by the unwinder), and their frames named from the
+// modules' symbol tables (dladdr, then the module's .symtab), demangled.
 #include <cstddef>
 #include <cstdint>
 #include <span>

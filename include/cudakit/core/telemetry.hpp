@@ -1,5 +1,5 @@
 #pragma once
-// Device telemetry through NVML (torch.cuda.device_memory_used, memory_usage, utilization,
+// @brief Device telemetry through NVML (torch.cuda.device_memory_used, memory_usage, utilization,
 // temperature, power_draw, clock_rate, list_gpu_processes). See Note [Telemetry devices].
 //
 // NVML is loaded at run time (libnvidia-ml comes with the driver) and initialized once per

@@ -1,7 +1,7 @@
 #pragma once
-// Detector: the stream sanitizer's model, fed the trace hooks' events one by one (the sanitizer
-// attaches one as a listener; tests feed recorded or synthetic sequences) and answering with the
-// hazards each event reveals. See Note [Stream sanitizer model].
+// @brief Detector: the stream sanitizer's model, fed the trace hooks' events one by one (the
+// sanitizer attaches one as a listener; tests feed recorded or synthetic sequences) and answering
+// with the hazards each event reveals. See Note [Stream sanitizer model].
 //
 //   cudakit::sanitizer::Detector d;
 //   for (const TraceEvent& e : events)
