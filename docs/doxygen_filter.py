@@ -6,7 +6,8 @@ as they are.
 - A header's first comment block (after `#pragma once`) becomes the file's description.
 - A block of `//` lines directly above a declaration becomes its documentation (`///`).
 - A trailing `//` comment after a member becomes `///<`.
-- `@throws` is shown as a bold "Throws:" (Sphinx's :throws: field takes a single name).
+- `@throws` naming one exception class stays a Doxygen `@throws`; any other form is shown as a
+  bold "Throws:" (Sphinx's :throws: field takes a single name).
 - Using-declarations of a base's members, and anonymous unions, are left out of the API pages.
 - `// Note [Title]` blocks, blocks inside function bodies and lines already in Doxygen's form
   (`///`, `//!`, `/** */`) are left alone.
@@ -18,7 +19,7 @@ LINE = re.compile(r"^(\s*)//(?![/!])\s?(.*)$")
 TRAILING = re.compile(r"^(\s*[^/\s].*?[;,{])(\s+)//(?![/!<])\s?(.*)$")
 
 
-COMMANDS = {"brief", "param", "tparam", "return", "returns", "note", "see", "file", "code",
+COMMANDS = {"brief", "param", "tparam", "return", "returns", "throws", "note", "see", "file", "code",
             "endcode", "pre", "post", "warning", "deprecated", "details"}
 SPAN = re.compile(r"(`[^`]*`)")
 
@@ -34,10 +35,11 @@ def escaped(text):
         part = re.sub(r"<(/?[A-Za-z_][\w]*)>", r"\\<\1\\>", part)
         part = re.sub(r"(?<![\w&])#(?=[A-Za-z_])", r"\\#", part)
         part = re.sub(r"@(\w+)", lambda m: m.group(0) if m.group(1) in COMMANDS else "\\@" + m.group(1), part)
-        # `@throws` stays in the headers (what a reader of the code looks for); on the page it is
-        # a bold "Throws", since Sphinx's :throws: field takes one exception name and the
-        # headers' sentences name several, or say "what X throws".
-        part = re.sub(r"@throws\b:?", "<b>Throws:</b>", part)
+        # `@throws Name ...` with one exception class becomes Sphinx's "Throws" field (a period
+        # right after the name would be read as part of it); the headers' other forms ("@throws
+        # as f()", "@throws A, B") a bold "Throws:" in the text, since that field takes one name.
+        part = re.sub(r"@throws\s+((?:\w+::)*[A-Z]\w*Error)[.;]?(?=\s|$)(?!\s*,)", r"@throws \1", part)
+        part = re.sub(r"@throws\b(?!\s+(?:\w+::)*[A-Z]\w*Error(?:\s|$))(?!\s*,):?", "@b Throws:", part)
         parts[k] = part
     return "".join(parts)
 

@@ -33,7 +33,8 @@ mkdir -p "$work/doxygen"
 
 echo "== docs: Sphinx (warnings are errors) -> $out"
 # The Python API imports the package from python/; the compiled extension, where it was not
-# built, is mocked (docs/conf.py).
-CUDAKIT_DOXYGEN_XML="$work/doxygen/xml" "$venv/bin/sphinx-build" -q -W --keep-going -b html \
+# built, is mocked (docs/conf.py). -E: Sphinx does not know that the API pages depend on
+# Doxygen's XML, so every page is read again (a kept environment would show stale headers).
+CUDAKIT_DOXYGEN_XML="$work/doxygen/xml" "$venv/bin/sphinx-build" -q -E -W --keep-going -b html \
     -d "$work/doctrees" -j "${CUDAKIT_JOBS:-auto}" "$root/docs" "$out"
 echo "docs: $out/index.html"

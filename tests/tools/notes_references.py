@@ -33,9 +33,17 @@ SKIPPED_SUFFIXES = (".png", ".gz", ".json", ".csv", ".txt", ".bin", ".svg", ".ic
 
 
 def tracked_files(root):
-    out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, text=True, check=True).stdout
-    return [p for p in out.split("\0")
-            if p and (not p.endswith(SKIPPED_SUFFIXES) or p.endswith("CMakeLists.txt"))]
+    """The files git tracks under `root`; outside a git checkout (a source archive), every file
+    but build folders and virtual environments."""
+    listed = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, text=True)
+    if listed.returncode == 0:
+        paths = listed.stdout.split("\0")
+    else:
+        paths = []
+        for folder, subfolders, files in os.walk(root):
+            subfolders[:] = [d for d in subfolders if not d.startswith((".", "build", "gpu-bundle"))]
+            paths += [os.path.relpath(os.path.join(folder, f), root) for f in files]
+    return [p for p in paths if p and (not p.endswith(SKIPPED_SUFFIXES) or p.endswith("CMakeLists.txt"))]
 
 
 def scan(root, paths):
