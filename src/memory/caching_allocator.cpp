@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <thread>
 #include <vector>
 
 #include "cudakit/core/detail/concat.hpp"
@@ -17,7 +18,8 @@
 #include "cudakit/core/sync_debug_mode.hpp"
 #include "cudakit/core/log.hpp"
 #include "memory/detail/arena_table.hpp"
-#include "memory/detail/device_peaks.hpp"
+#include "memory/detail/device_ledger.hpp"
+#include "memory/detail/reserved_bytes.hpp"
 #include "memory/detail/history.hpp"
 #include "memory/detail/oom_observers.hpp"
 #include "memory/detail/segment_observers.hpp"
@@ -143,6 +145,21 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
 // reads allocation in their place, and that first record_stream() copies allocation into active
 // once, after which both are kept separately.
 
+// Note [Lent blocks in the statistics]
+// Statistics follow the program's operations, never the cache's own policy. A block lent to
+// another stream (Note [Memory across streams]) is freed by its borrower on the stream it was
+// allocated on; the program asked for no cross-stream use, and torch, for the same program,
+// counts the block inactive at that free. Its return to the lender still waits for the
+// borrower's work (state `returning`, awaited in the lender's `awaiting` queues), but that is
+// the cache's business: the free ends its activity in the statistics there and then, and the
+// return later frees it into the lender's cache without touching active_*. Lending therefore
+// never stops active mirroring allocated (Note [Active mirrors allocated]).
+// What raced before: the free left the block active until the lender's next allocation found
+// the borrower's marks past it. A program whose threads stopped allocating read active blocks
+// after freeing everything (CachingAllocatorThreads.ConcurrentStreamsReportTheDevicePeaksExactly
+// failed about once in a few hundred runs on a busy machine, when the turns' last lends were not
+// yet returned); TurnsOfLendingLeaveNothingActiveAfterTheFrees shows it every run.
+
 // Note [No cache release during capture]
 // Returning cached memory to the driver synchronizes (the device, then cudaFree or cuMemUnmap),
 // which a stream capturing a CUDA graph does not allow: it would invalidate the capture. While
@@ -213,9 +230,9 @@ struct Engine {
   // See Note [Shards and statistics] in detail/shard.hpp.
   detail::ArenaTable arena_table;
 
-  // See Note [Device-wide peaks] in detail/device_peaks.hpp.
+  // See Note [Device-wide peaks] in detail/device_ledger.hpp.
   detail::ReservedBytes reserved;
-  detail::DeviceStats device_stats;
+  detail::DeviceLedger device_stats;
   alignas(128) std::atomic<std::int64_t> ooms{0};
   std::atomic<std::int64_t> retries{0};
   std::atomic<std::int64_t> sync_all{0};
@@ -264,12 +281,25 @@ struct Engine {
     std::lock_guard creating(device_stats.creation_mutex());
     const std::vector<Shard*> shards = all_shards();
     std::lock_guard lock(pools_mutex);
-    for (Shard* s : shards) s->lock.lock();
+    lock_all(shards);
     set_config(next);
     for (auto& [id, pool] : pools) pool->expandable = expandable_for(*pool->provider, pool->options);
     for (Shard* s : shards) {
       s->stats.max_split_size = max_split_stat(config);
       s->lock.unlock();
+    }
+  }
+
+  // Locks every shard of `shards`, in their order, giving back the headroom of those it holds
+  // while it waits for the next (See Note [Device-wide peaks]).
+  void lock_all(const std::vector<Shard*>& shards) {
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      while (!shards[i]->lock.try_lock()) {
+        if (device_stats.collapse_wanted()) {
+          for (std::size_t j = 0; j < i; ++j) device_stats.give_back_held(*shards[j]);
+        }
+        std::this_thread::yield();
+      }
     }
   }
 
@@ -359,12 +389,19 @@ struct Engine {
   }
 
   // Applies change(stats, false) to s's statistics and, while the device's ledger is kept,
-  // change(ledger, true) to the ledger's, in the same critical section (s locked). See Note
-  // [Device-wide peaks].
+  // change(counters, true) to s's headroom or, without headroom, to the ledger's sums, in the
+  // same critical section (s locked). See Note [Device-wide peaks].
   template <class Change>
-  void count(Shard& s, Change&& change) {
+  [[gnu::always_inline]] void count(Shard& s, Change&& change) {
     change(s.stats, false);
-    if (device_stats.active()) device_stats.apply([&](detail::PeakStats& m) { change(m, true); });
+    if (!device_stats.active()) return;
+    if (s.local) {
+      change(s.headroom, true);
+      if (!s.headroom.overdrawn() && !device_stats.collapse_wanted()) [[likely]] return;
+      device_stats.settle(s, &Engine::observed_stats);
+      return;
+    }
+    device_stats.apply(s, [&](auto& sums) { change(sums, true); }, &Engine::observed_stats);
   }
 
   // s's statistics as stats() reports them (s locked). See Note [Active mirrors allocated].
@@ -534,27 +571,29 @@ struct Engine {
 
   void insert_free(Shard& s, Block* b) {
     index_for(s, *b->arena).insert(b);
-    if (is_split(b)) {
-      const int pi = pool_index(b->size);
-      count(s, [&](auto& m, bool) {
-        for (int i : {0, pi}) {
-          m.inactive_split[i].increase(1);
-          m.inactive_split_bytes[i].increase(static_cast<std::int64_t>(b->size));
-        }
-      });
-    }
+    count_inactive_split(s, b, true);
   }
   void remove_free(Shard& s, Block* b) {
     index_for(s, *b->arena).remove(b);
-    if (is_split(b)) {
-      const int pi = pool_index(b->size);
-      count(s, [&](auto& m, bool) {
-        for (int i : {0, pi}) {
+    count_inactive_split(s, b, false);
+  }
+  // inactive_split counts the free blocks of split segments as the program sees them: those in
+  // the free index and lent blocks returning to it (See Note [Lent blocks in the statistics]).
+  void count_inactive_split(Shard& s, const Block* b, bool added) {
+    if (!is_split(b)) return;
+    const int pi = pool_index(b->size);
+    const auto bytes = static_cast<std::int64_t>(b->size);
+    count(s, [&](auto& m, bool) {
+      for (int i : {0, pi}) {
+        if (added) {
+          m.inactive_split[i].increase(1);
+          m.inactive_split_bytes[i].increase(bytes);
+        } else {
           m.inactive_split[i].decrease(1);
-          m.inactive_split_bytes[i].decrease(static_cast<std::int64_t>(b->size));
+          m.inactive_split_bytes[i].decrease(bytes);
         }
-      });
-    }
+      }
+    });
   }
 
   // The best free block for `rounded` bytes among those `usable` accepts.
@@ -634,7 +673,7 @@ struct Engine {
   }
   // The ledger counts active blocks itself; a shard, only once no longer mirroring (See Note
   // [Active mirrors allocated]).
-  template <class Stats>  // MemoryStats, or the device's PeakStats
+  template <class Stats>  // MemoryStats, or the device's StatCounters
   static void count_inactive(const Shard& s, const Block* b, Stats& m, bool device) {
     if (!device && s.active_mirrors_allocation) return;
     const int pi = pool_index(b->size);
@@ -888,9 +927,10 @@ struct Engine {
     }
   }
 
+  // A lent block's return: inactive since its free (See Note [Lent blocks in the statistics]).
   void finish_awaited(Shard& t, Block* b) {
     --t.awaiting_count;
-    account_inactive(t, b);
+    count_inactive_split(t, b, false);  // free_block counts it again, merged
     history.trace(TraceEntry::Action::free_completed, b->ptr, b->size, t.stream);
     free_block(t, b);
   }
@@ -898,7 +938,6 @@ struct Engine {
   // Gives free block `b` of shard `t` (not indexed) to `requester`: it stays t's (its arena's
   // shard frees it), and its free waits for the requester's work, as record_stream does.
   void* lend(Shard& t, Block* b, Shard& requester, std::size_t rounded, std::size_t bytes) {
-    stop_mirroring_active(t);  // lent blocks are freed pending (Note [Active mirrors allocated])
     void* p = take(t, b, rounded, bytes);
     b->borrower = &requester;
     b->extra_streams.push_back(requester.stream);
@@ -1059,12 +1098,14 @@ struct Engine {
     Block* b = s.live.erase(ptr);
     // A held block is not in `live`: looked for only here. See Note [External holds].
     if (!b) [[unlikely]] return deallocate_held(s, ptr);
-    // A lent block's borrower's stream is among its extra streams.
-    const bool inactive_now = b->extra_streams.empty();
-    count_free(s, b, inactive_now);
+    // A lent block's borrower's stream is among its extra streams; with no other, its free ends
+    // its activity (See Note [Lent blocks in the statistics]).
+    const bool returning = b->borrower && b->extra_streams.size() == 1;
+    count_free(s, b, b->extra_streams.empty() || returning);
     if (s.marks_interest.load(std::memory_order_relaxed)) [[unlikely]] advance_own_marks(s, true);
-    if (b->borrower && b->extra_streams.size() == 1) {
-      b->state = Block::State::pending;
+    if (returning) {
+      b->state = Block::State::returning;
+      count_inactive_split(s, b, true);
       await_borrower(s, b);
       return;
     }
@@ -1342,7 +1383,7 @@ MemoryStats CachingAllocator::stats() const {
     impl_->flush_recent(s);  // observable state is the merged one
     out.merge(Engine::observed_stats(s));
   });
-  // See Note [Device-wide peaks] in detail/device_peaks.hpp.
+  // See Note [Device-wide peaks] in detail/device_ledger.hpp.
   if (impl_->device_stats.active()) {
     impl_->device_stats.read(out);
   } else {
@@ -1462,7 +1503,7 @@ MemorySnapshot CachingAllocator::snapshot(bool include_traces) const {
           seg.allocated_size += b->size;
           seg.requested_size += b->requested;
         }
-        if (b->state != Block::State::free) seg.active_size += b->size;
+        if (b->state == Block::State::allocated || b->state == Block::State::pending) seg.active_size += b->size;
         seg.blocks.push_back(std::move(bs));
       }
       snap.segments.push_back(std::move(seg));
