@@ -91,10 +91,10 @@ struct ShardCache {
   StreamKey stream = 0;
   Shard* shard = nullptr;
 };
-// initial-exec: reached at a fixed offset from the thread pointer. The default model for a
-// shared library calls __tls_get_addr on every allocation (11 of ~460 instructions per
-// operation replaying serve_kv). It takes 40 bytes of the static TLS that glibc keeps spare for
-// libraries loaded with dlopen, as allocators such as jemalloc do.
+// initial-exec: reached at a fixed offset from the thread pointer. The default model for a shared
+// library calls __tls_get_addr on every allocation (a few percent of an operation's instructions
+// replaying serve_kv: notes/figures.md). It takes 40 bytes of the static TLS that glibc keeps
+// spare for libraries loaded with dlopen, as allocators such as jemalloc do.
 [[gnu::tls_model("initial-exec")]] thread_local ShardCache t_shard_cache;
 
 // The allocator's state and its policy. In this file's anonymous namespace, so that its

@@ -22,10 +22,10 @@ namespace cudakit::memory::detail {
 // address range as large as the device's memory, backed from its start by physical memory
 // mapped on demand. A request that no free block can serve grows the arena at its end by just
 // the missing bytes (rounded to the 2 MiB page), merging with a free tail block, so memory is
-// never lost to the unused ends of fixed segments. Replaying recorded workloads, this cuts
-// peak reserved / peak allocated from torch's 1.17 and 1.61 to about 1.13 (bench/README).
-// Getting memory from the driver costs ~30-170 us per call whatever the size (measured on an
-// H200: cuMemCreate + cuMemMap + cuMemSetAccess, or cudaMalloc), so the arena grows in as few
+// never lost to the unused ends of fixed segments. Replaying recorded workloads, this brings
+// peak reserved / peak allocated well under torch's (notes/figures.md, "The caching allocator").
+// Getting memory from the driver costs tens to hundreds of microseconds per call whatever the
+// size (cuMemCreate + cuMemMap + cuMemSetAccess, or cudaMalloc), so the arena grows in as few
 // calls as the workload allows; empty_cache() unmaps only whole mapped chunks that lie in the
 // free tail, after synchronizing the stream (the chunk may still be in use by queued work).
 // Without expandable_segments the allocator behaves like torch's: a small pool of 2 MiB
@@ -34,17 +34,17 @@ namespace cudakit::memory::detail {
 // (cudaMalloc).
 
 // Note [Growing ahead]
-// Each growth costs 30-170 us of driver calls whatever its size, and a workload's first pass
-// grows the arena in dozens of small steps (gpt_train: 121 steps of 2-24 MiB). When growths come
-// in a streak (the previous one fewer than kGrowthStreak allocations ago), each maps ahead twice
-// as much as the last, up to a fraction of what is mapped and 256 MiB; a growth after a quiet
-// spell maps exactly what is missing. How far ahead depends on whether the shard is still
-// filling its arena for the first time or churning through memory it already has, told apart
-// by allocations served per mapped page (gpt_train stays under 2.4 for its whole first step;
+// Each growth costs driver calls whatever its size (Note [Expandable arenas]), and a workload's
+// first pass grows the arena in dozens of small steps (gpt_train: 121 steps of 2-24 MiB). When
+// growths come in a streak (the previous one fewer than kGrowthStreak allocations ago), each maps
+// ahead twice as much as the last, up to a fraction of what is mapped and 256 MiB; a growth after
+// a quiet spell maps exactly what is missing. How far ahead depends on whether the shard is still
+// filling its arena for the first time or churning through memory it already has, told apart by
+// allocations served per mapped page (gpt_train stays under 2.4 for its whole first step;
 // serve_kv passes 40 before its first long request). While filling, growth goes on for a while,
-// so a streak maps up to mapped/8; once churning, a growth is a new peak that will soon stop,
-// and what is mapped past it stays reserved, so a streak maps up to mapped/16. gpt_train needs
-// 34 growths (53 at mapped/16 throughout, 121 with no growing ahead) at 1.07 x peak allocated;
+// so a streak maps up to mapped/8; once churning, a growth is a new peak that will soon stop, and
+// what is mapped past it stays reserved, so a streak maps up to mapped/16. gpt_train needs 34
+// growths (53 at mapped/16 throughout, 121 with no growing ahead) at 1.07 x peak allocated;
 // serve_kv 27 at 1.14 (mapped/8 throughout would overshoot its last long growth: 1.24). Any
 // switch point from 3 to 16 allocations per page gives the same figures on both traces.
 
