@@ -5,6 +5,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -94,6 +95,9 @@ void bind_core(nb::module_& m) {
       .def_prop_ro("priority", [](const PyStream& s) { return s.ref().priority(); })
       .def_prop_ro("stream_id", [](const PyStream& s) { return s.ref().id(); })
       .def_prop_ro("owns", &PyStream::owns)
+      .def_static("priority_range", [](DeviceIndex d) { return cudakit::stream_priority_range(d.value); },
+                  nb::arg("device") = nb::none(),
+                  "(least, greatest) stream priority of the device; greatest is numerically lowest, e.g. (0, -5).")
       .def("query", [](const PyStream& s) { return s.ref().query(); })
       .def("synchronize", [](const PyStream& s) { s.ref().synchronize(); }, nb::call_guard<nb::gil_scoped_release>())
       .def("wait_event", [](const PyStream& s, const Event& e) { s.ref().wait_event(e); }, nb::arg("event"))
@@ -146,7 +150,20 @@ void bind_core(nb::module_& m) {
            "Milliseconds between this event and `end_event` (both recorded, with enable_timing).")
       .def_prop_ro("cuda_event", [](const Event& e) { return reinterpret_cast<std::uintptr_t>(e.handle()); })
       .def_prop_ro("device_index", [](const Event& e) { return e.device(); })
-      .def_prop_ro("was_recorded", &Event::was_recorded);
+      .def_prop_ro("was_recorded", &Event::was_recorded)
+      .def("ipc_handle", [](Event& e) {
+            const IpcEventHandle h = e.ipc_handle();
+            return nb::bytes(reinterpret_cast<const char*>(h.bytes.data()), h.bytes.size());
+          }, "The handle (64 bytes) another process passes to Event.from_ipc_handle; needs interprocess=True.")
+      .def_static("from_ipc_handle", [](DeviceIndex d, nb::bytes handle) {
+            IpcEventHandle h;
+            if (handle.size() != h.bytes.size()) {
+              throw nb::value_error(("Event.from_ipc_handle: a handle is " + std::to_string(h.bytes.size()) +
+                                     " bytes, got " + std::to_string(handle.size())).c_str());
+            }
+            std::memcpy(h.bytes.data(), handle.c_str(), h.bytes.size());
+            return Event::from_ipc_handle(h, d.value);
+          }, nb::arg("device"), nb::arg("handle"), "Opens an event another process shared (torch's argument order).");
 }
 
 }  // namespace cudakit::python

@@ -8,6 +8,8 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <dlfcn.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +32,24 @@ nb::object nested_to_python(const NestedStats& stats) {
 }
 
 std::pair<std::uint64_t, std::uint64_t> pool_tuple(PoolId id) { return {id.first, id.second}; }
+
+// The functions of a CUDAPluggableAllocator's library, for MemPool(allocator=...). The library
+// stays loaded for the rest of the process: the pool's memory may be freed until exit.
+std::pair<UserAllocFn, UserFreeFn> user_functions(const std::string& path, const std::string& alloc_name,
+                                                  const std::string& free_name) {
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = dlerror();
+    throw nb::value_error(("MemPool(allocator=...): cannot load '" + path + "': " + (why ? why : "unknown error")).c_str());
+  }
+  void* alloc_fn = dlsym(library, alloc_name.c_str());
+  void* free_fn = dlsym(library, free_name.c_str());
+  if (alloc_fn == nullptr || free_fn == nullptr) {
+    throw nb::value_error(("MemPool(allocator=...): '" + path + "' has no function '" +
+                           (alloc_fn == nullptr ? alloc_name : free_name) + "'").c_str());
+  }
+  return {reinterpret_cast<UserAllocFn>(alloc_fn), reinterpret_cast<UserFreeFn>(free_fn)};
+}
 
 // `with cudakit.use_mem_pool(pool):` — a MemPoolContext from __enter__ to __exit__.
 class MemPoolScope {
@@ -83,7 +103,8 @@ void bind_memory(nb::module_& m) {
           options.max_entries = max_entries;
           options.clear_history = clear_history;
           options.skip_actions = std::move(skip_actions);
-          record_memory_history(options, d.value);
+          // Python frames are the extension's (See Note [Python frames in memory history]).
+          record_memory_history(options, d.value, history_frames(stacks));
         },
         nb::arg("enabled").none() = "all", nb::arg("context").none() = "all", nb::arg("stacks") = "all",
         nb::arg("max_entries") = std::numeric_limits<std::size_t>::max(), nb::arg("device") = nb::none(),
@@ -99,6 +120,14 @@ void bind_memory(nb::module_& m) {
       .def("__init__", [](MemPool* self, bool use_on_oom, bool no_split, DeviceIndex d) {
             new (self) MemPool(PoolOptions{.use_on_oom = use_on_oom, .no_split = no_split}, d.value);
           }, nb::arg("use_on_oom") = false, nb::arg("no_split") = false, nb::arg("device") = nb::none())
+      .def("__init__", [](MemPool* self, const std::string& path, const std::string& alloc_name,
+                          const std::string& free_name, bool use_on_oom, bool no_split, DeviceIndex d) {
+            const auto [alloc_fn, free_fn] = user_functions(path, alloc_name, free_name);
+            new (self) MemPool(alloc_fn, free_fn, d.value, PoolOptions{.use_on_oom = use_on_oom, .no_split = no_split});
+          }, nb::arg("path"), nb::arg("alloc_fn_name"), nb::arg("free_fn_name"), nb::arg("use_on_oom") = false,
+          nb::arg("no_split") = false, nb::arg("device") = nb::none(),
+          "A pool whose segments come from the C functions `alloc_fn_name`/`free_fn_name` of the shared "
+          "library `path` (torch's CUDAPluggableAllocator signatures).")
       .def_prop_ro("id", [](const MemPool& p) { return pool_tuple(p.id()); })
       .def_prop_ro("device_index", &MemPool::device)
       .def("use_count", &MemPool::use_count)
