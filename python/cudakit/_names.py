@@ -31,10 +31,11 @@ EXCLUDED: Dict[str, str] = {
     "nccl.reduce_scatter": "as nccl.all_reduce",
     "nccl.SUM": "torch's reduction constant of nccl.all_reduce; cudakit.nccl.ReduceOp.SUM",
 }
-for _kind in ("BFloat16", "Bool", "Byte", "Char", "ComplexDouble", "ComplexFloat", "Double", "Float", "Half",
-              "Int", "Long", "Short"):
+for _kind in ("BFloat16", "Bool", "Byte", "Char", "Double", "Float", "Half", "Int", "Long", "Short"):
     EXCLUDED[f"{_kind}Storage"] = _TENSOR_TYPES
     EXCLUDED[f"{_kind}Tensor"] = _TENSOR_TYPES
+for _kind in ("ComplexDouble", "ComplexFloat"):  # storages only: torch has no Complex*Tensor here
+    EXCLUDED[f"{_kind}Storage"] = _TENSOR_TYPES
 del _kind
 
 

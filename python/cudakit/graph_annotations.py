@@ -46,8 +46,10 @@ class mark_kernels:
     __slots__ = ("annotation", "_scope")
 
     def __init__(self, annotation: Union[str, Mapping[str, AnnotationValue]]):
-        if not isinstance(annotation, str):
+        if isinstance(annotation, Mapping):
             annotation = dict(annotation)
+        elif not isinstance(annotation, str):
+            raise TypeError(f"mark_kernels: expected a name (str) or a dict of fields, got a {type(annotation).__name__}")
         self.annotation = annotation
         self._scope = _cudakit._AnnotationScope()
 

@@ -14,6 +14,7 @@ def create_jit_fn(code_string: str, **kwargs):
 
 
 def create_multi_output_jit_fn(code_string: str, num_outputs: int, **kwargs):
+    """As create_jit_fn, for a kernel with `num_outputs` outputs; the call returns a tuple of Arrays."""
     return _cudakit._create_multi_output_jit_fn(code_string, num_outputs, **kwargs)
 
 

@@ -63,20 +63,26 @@ nb::dict properties_dict(const DeviceProperties& p) {
 void bind_core(nb::module_& m) {
   m.def("device_count", &cudakit::device_count, "The number of CUDA devices (0 without a GPU or driver).");
   m.def("is_available", &cudakit::is_available, "Whether a CUDA device can be used.");
-  m.def("current_device", &cudakit::current_device);
+  m.def("current_device", &cudakit::current_device,
+        "The index of the calling thread's current device.");
   m.def("set_device", [](DeviceIndex d) { cudakit::set_device(d.value < 0 ? cudakit::current_device() : d.value); },
-        nb::arg("device"));
+        nb::arg("device"),
+        "Makes `device` current for the calling thread (None or 'cuda': the current one, a no-op).");
   m.def("_get_device_properties", [](DeviceIndex d) { return properties_dict(cudakit::get_device_properties(d.value)); },
         nb::arg("device") = nb::none());
   m.def("get_device_name", [](DeviceIndex d) { return cudakit::get_device_properties(d.value).name; },
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(),
+        "The device's name ('NVIDIA H200').");
   m.def("get_device_capability", [](DeviceIndex d) { return cudakit::get_device_capability(d.value); },
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(),
+        "The device's compute capability as (major, minor).");
   m.def("mem_get_info", [](DeviceIndex d) { return cudakit::mem_get_info(d.value); },
         nb::arg("device") = nb::none(), "(free, total) bytes of the device.");
   m.def("synchronize", [](DeviceIndex d) { cudakit::synchronize(d.value); },
-        nb::arg("device") = nb::none(), nb::call_guard<nb::gil_scoped_release>());
-  m.def("can_device_access_peer", &cudakit::can_device_access_peer, nb::arg("device"), nb::arg("peer_device"));
+        nb::arg("device") = nb::none(), nb::call_guard<nb::gil_scoped_release>(),
+        "Waits for all work on `device` (default: the current one) to finish.");
+  m.def("can_device_access_peer", &cudakit::can_device_access_peer, nb::arg("device"), nb::arg("peer_device"),
+        "Whether `device` can read and write `peer_device`'s memory directly.");
   m.def("_stream_priority_range", [](DeviceIndex d) { return cudakit::stream_priority_range(d.value); },
         nb::arg("device") = nb::none());
 
@@ -124,10 +130,13 @@ void bind_core(nb::module_& m) {
       });
 
   m.def("current_stream", [](DeviceIndex d) { return PyStream(cudakit::current_stream(d.value)); },
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(),
+        "The calling thread's current stream on `device` (a reference: cudakit does not own it).");
   m.def("default_stream", [](DeviceIndex d) { return PyStream(cudakit::default_stream(d.value)); },
-        nb::arg("device") = nb::none());
-  m.def("set_stream", [](const PyStream& s) { cudakit::set_current_stream(s.ref()); }, nb::arg("stream"));
+        nb::arg("device") = nb::none(),
+        "The device's default (legacy null) stream.");
+  m.def("set_stream", [](const PyStream& s) { cudakit::set_current_stream(s.ref()); }, nb::arg("stream"),
+        "Makes `stream` the calling thread's current stream on its device (torch.cuda.set_stream).");
 
   nb::class_<StreamScope>(m, "_StreamScope")
       .def(nb::init<>())

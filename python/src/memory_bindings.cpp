@@ -64,26 +64,38 @@ class MemPoolScope {
 }  // namespace
 
 void bind_memory(nb::module_& m) {
-  m.def("memory_allocated", [](DeviceIndex d) { return memory_allocated(d.value); }, nb::arg("device") = nb::none());
-  m.def("max_memory_allocated", [](DeviceIndex d) { return max_memory_allocated(d.value); }, nb::arg("device") = nb::none());
-  m.def("memory_reserved", [](DeviceIndex d) { return memory_reserved(d.value); }, nb::arg("device") = nb::none());
-  m.def("max_memory_reserved", [](DeviceIndex d) { return max_memory_reserved(d.value); }, nb::arg("device") = nb::none());
+  m.def("memory_allocated", [](DeviceIndex d) { return memory_allocated(d.value); }, nb::arg("device") = nb::none(),
+        "Bytes the caching allocator has handed out on `device` and not yet taken back.");
+  m.def("max_memory_allocated", [](DeviceIndex d) { return max_memory_allocated(d.value); }, nb::arg("device") = nb::none(),
+        "The peak of memory_allocated since the start or reset_peak_memory_stats.");
+  m.def("memory_reserved", [](DeviceIndex d) { return memory_reserved(d.value); }, nb::arg("device") = nb::none(),
+        "Bytes the caching allocator holds from the driver on `device` (allocated and cached).");
+  m.def("max_memory_reserved", [](DeviceIndex d) { return max_memory_reserved(d.value); }, nb::arg("device") = nb::none(),
+        "The peak of memory_reserved since the start or reset_peak_memory_stats.");
   m.def("memory_stats", [](DeviceIndex d) { return memory_stats(d.value).to_map(); }, nb::arg("device") = nb::none(),
         "torch.cuda.memory_stats(): flat keys ('allocated_bytes.all.current', 'num_ooms', ...).");
   m.def("memory_stats_as_nested_dict", [](DeviceIndex d) { return nested_to_python(memory_stats_as_nested_dict(d.value)); },
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(),
+        "memory_stats as torch's nested dict ({'allocated_bytes': {'all': {'current': ...}}}).");
   m.def("memory_summary", [](DeviceIndex d, bool) { return memory_summary(d.value); },
-        nb::arg("device") = nb::none(), nb::arg("abbreviated") = false);
-  m.def("reset_peak_memory_stats", [](DeviceIndex d) { reset_peak_memory_stats(d.value); }, nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(), nb::arg("abbreviated") = false,
+        "A readable table of the allocator's statistics (`abbreviated` is accepted for torch's signature).");
+  m.def("reset_peak_memory_stats", [](DeviceIndex d) { reset_peak_memory_stats(d.value); }, nb::arg("device") = nb::none(),
+        "Sets every peak statistic of `device` to its current value.");
   m.def("reset_accumulated_memory_stats", [](DeviceIndex d) { reset_accumulated_memory_stats(d.value); },
-        nb::arg("device") = nb::none());
-  m.def("empty_cache", &empty_cache, nb::call_guard<nb::gil_scoped_release>());
+        nb::arg("device") = nb::none(),
+        "Zeroes the counters of `device` (allocations, frees, retries, OOMs).");
+  m.def("empty_cache", &empty_cache, nb::call_guard<nb::gil_scoped_release>(),
+        "Returns cached, unused memory of every device to the driver.");
   m.def("set_per_process_memory_fraction", [](double f, DeviceIndex d) { set_per_process_memory_fraction(f, d.value); },
-        nb::arg("fraction"), nb::arg("device") = nb::none());
+        nb::arg("fraction"), nb::arg("device") = nb::none(),
+        "Limits reserved memory on `device` to fraction * its total memory (0 < fraction <= 1).");
   m.def("get_per_process_memory_fraction", [](DeviceIndex d) { return get_per_process_memory_fraction(d.value); },
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(),
+        "The limit set_per_process_memory_fraction set (1.0: none).");
   m.def("_set_allocator_settings", [](const std::string& s) { set_allocator_settings(s); }, nb::arg("settings"));
-  m.def("get_allocator_backend", &get_allocator_backend);
+  m.def("get_allocator_backend", &get_allocator_backend,
+        "'native' (cudakit's caching allocator), 'cudaMallocAsync' or 'pluggable'.");
   m.def("caching_allocator_alloc", [](std::size_t size, DeviceIndex d, const PyStream* s) {
         OptionalStream stream = optional_stream(s);
         if (!stream && d.value >= 0) stream = cudakit::current_stream(d.value);
@@ -91,7 +103,8 @@ void bind_memory(nb::module_& m) {
       }, nb::arg("size"), nb::arg("device") = nb::none(), nb::arg("stream") = nb::none(),
       "Device memory from the caching allocator, as an address (torch.cuda.caching_allocator_alloc).");
   m.def("caching_allocator_delete", [](std::uintptr_t ptr) { deallocate(reinterpret_cast<void*>(ptr)); },
-        nb::arg("mem_ptr"));
+        nb::arg("mem_ptr"),
+        "Frees memory caching_allocator_alloc returned (its address).");
 
   m.def("_record_memory_history",
         [](std::optional<std::string> enabled, std::optional<std::string> context, const std::string& stacks,
