@@ -18,7 +18,7 @@ where neither does, regions record nothing, silently, as torch's do.
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Union
+from typing import Dict, List, Optional, Union
 
 from . import _cudakit
 
@@ -33,36 +33,20 @@ AnnotationValue = Union[str, int, float]
 Annotation = Dict[str, AnnotationValue]
 
 
-class mark_kernels:
+class mark_kernels(_cudakit._MarkKernels):
     """``with mark_kernels("attention"):`` or ``with mark_kernels({"name": "mlp", "layer": 3}):``.
 
     The kernel, memcpy and memset nodes captured inside the block, on this thread, receive the
     annotation (a name gives ``{"name": name}``). Regions nest: a node gets one annotation per
     enclosing region, outermost first. Outside a capture with annotations enabled the block
     records nothing. Values are str, int or float (TypeError otherwise: the JSON form beside a
-    trace holds nothing else). The same object may be entered again once it has been left.
+    trace holds nothing else). The same object may be entered again once it has been left; as a
+    decorator, each call of the function runs inside the region.
     """
 
-    __slots__ = ("annotation", "_scope")
-
-    def __init__(self, annotation: Union[str, Mapping[str, AnnotationValue]]):
-        if isinstance(annotation, Mapping):
-            annotation = dict(annotation)
-        elif not isinstance(annotation, str):
-            raise TypeError(f"mark_kernels: expected a name (str) or a dict of fields, got a {type(annotation).__name__}")
-        self.annotation = annotation
-        self._scope = _cudakit._AnnotationScope()
-
-    def __enter__(self) -> "mark_kernels":
-        self._scope.enter(self.annotation)
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        self._scope.exit()
-        return False
+    __slots__ = ()
 
     def __call__(self, fn):
-        """As a decorator: each call of ``fn`` runs inside the region."""
         import functools
 
         annotation = self.annotation

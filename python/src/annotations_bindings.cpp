@@ -68,17 +68,26 @@ nb::object to_python(const AnnotationValue& value) {
   return nb::float_(std::get<double>(value));
 }
 
-// One `with mark_kernels(...)`: the C++ region from __enter__ to __exit__. Regions are per
-// thread and nest; Python's with-statement closes them in order.
-class AnnotationScope {
+// torch.cuda.graph_annotations.mark_kernels: the annotation, parsed once when made, and the C++
+// region from __enter__ to __exit__. Regions are per thread and nest; Python's with-statement
+// closes them in order. A C++ type, so that a region costs no Python frame (the Python subclass
+// adds the decorator form only).
+class MarkKernels {
  public:
-  void enter(nb::handle fields) {
+  explicit MarkKernels(nb::handle annotation)
+      : fields_(annotation_fields(annotation)),
+        annotation_(PyDict_Check(annotation.ptr()) ? nb::object(nb::dict(nb::borrow<nb::dict>(annotation)))
+                                                   : nb::borrow(annotation)) {}
+  void enter() {
     if (scope_) throw nb::value_error("mark_kernels: this region is already open (a region is entered once at a time)");
-    scope_.emplace(annotation_fields(fields));
+    scope_.emplace(fields_);
   }
   void exit() { scope_.reset(); }
+  [[nodiscard]] nb::object annotation() const { return annotation_; }
 
  private:
+  Annotation fields_;
+  nb::object annotation_;  // what was given (a dict copied): str, int and float values only, so no cycles
   std::optional<graphs::KernelAnnotationScope> scope_;
 };
 
@@ -95,11 +104,16 @@ std::optional<graphs::AnnotationMechanism> parse_mechanism(const std::optional<s
 }  // namespace
 
 void bind_annotations(nb::module_& m) {
-  nb::class_<AnnotationScope>(m, "_AnnotationScope", "The C++ region behind one `with mark_kernels(...)`.")
-      .def(nb::init<>())
-      .def("enter", &AnnotationScope::enter, nb::arg("fields"),
-           "Opens the region: `fields` is a name (str) or a dict of str keys to str, int or float values.")
-      .def("exit", &AnnotationScope::exit, "Closes the region.");
+  nb::class_<MarkKernels>(m, "_MarkKernels", "The C++ side of graph_annotations.mark_kernels.")
+      .def("__init__", [](MarkKernels* self, nb::handle annotation) { new (self) MarkKernels(annotation); },
+           nb::arg("annotation"),
+           "`annotation`: a name (str, giving {'name': name}) or a dict of str keys to str, int or float values.")
+      .def("__enter__", [](nb::handle self) {
+            nb::cast<MarkKernels&>(self).enter();
+            return nb::borrow(self);
+          }, "Opens the region on this thread.")
+      .def("__exit__", [](MarkKernels& region, nb::args) { region.exit(); }, "Closes the region.")
+      .def_prop_ro("annotation", &MarkKernels::annotation, "The annotation given (a dict is copied).");
 
   m.def("_get_kernel_annotations", [] {
         nb::dict out;

@@ -153,6 +153,20 @@ def test_a_region_nests_and_is_reentered_once_left():
         pass
 
 
+def test_mark_kernels_keeps_its_annotation_and_decorates():
+    fields = {"name": "mlp", "layer": 3}
+    region = graph_annotations.mark_kernels(fields)
+    fields["layer"] = 4  # the region copied the dict
+    assert region.annotation == {"name": "mlp", "layer": 3}
+    assert graph_annotations.mark_kernels("attention").annotation == "attention"
+
+    @graph_annotations.mark_kernels("decorated")
+    def step(a, b=2):
+        return a + b
+
+    assert step(1) == 3 and step.__name__ == "step"
+
+
 def test_get_kernel_annotations_is_a_fresh_plain_dict():
     a = graph_annotations.get_kernel_annotations()
     assert type(a) is dict
