@@ -17,6 +17,7 @@ from ._cudakit import (
     empty_cache,
     get_allocator_backend,
     get_per_process_memory_fraction,
+    is_initialized,  # torch.cuda.memory has it in its namespace too
     max_memory_allocated,
     max_memory_reserved,
     mem_get_info,

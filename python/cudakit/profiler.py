@@ -6,6 +6,7 @@ import contextlib
 
 from . import _cudakit
 from ._cudakit import Profiler
+from ._runtime import check_error, cudart  # noqa: F401 (torch.cuda.profiler has them in its namespace)
 
 __all__ = ["Profiler", "init", "profile", "start", "stop"]
 

@@ -3,10 +3,14 @@ cudakit's top level)."""
 
 from __future__ import annotations
 
-from ._cudakit import (
+# current_device, device_count and is_initialized: torch.cuda.random has them in its namespace too.
+from ._cudakit import (  # noqa: F401
+    current_device,
+    device_count,
     get_rng_state,
     get_rng_state_all,
     initial_seed,
+    is_initialized,
     manual_seed,
     manual_seed_all,
     seed,

@@ -76,8 +76,9 @@ class MarkKernels {
  public:
   explicit MarkKernels(nb::handle annotation)
       : fields_(annotation_fields(annotation)),
-        annotation_(PyDict_Check(annotation.ptr()) ? nb::object(nb::dict(nb::borrow<nb::dict>(annotation)))
-                                                   : nb::borrow(annotation)) {}
+        annotation_(PyDict_Check(annotation.ptr()) ? nb::steal(PyDict_Copy(annotation.ptr())) : nb::borrow(annotation)) {
+    if (!annotation_.is_valid()) throw nb::python_error();
+  }
   void enter() {
     if (scope_) throw nb::value_error("mark_kernels: this region is already open (a region is entered once at a time)");
     scope_.emplace(fields_);
