@@ -33,30 +33,23 @@ AnnotationValue = Union[str, int, float]
 Annotation = Dict[str, AnnotationValue]
 
 
-class mark_kernels(_cudakit._MarkKernels):
-    """``with mark_kernels("attention"):`` or ``with mark_kernels({"name": "mlp", "layer": 3}):``.
+# ``with mark_kernels(...):`` (a C++ type: a region costs two bound calls and no Python frame).
+mark_kernels = _cudakit.mark_kernels
 
-    The kernel, memcpy and memset nodes captured inside the block, on this thread, receive the
-    annotation (a name gives ``{"name": name}``). Regions nest: a node gets one annotation per
-    enclosing region, outermost first. Outside a capture with annotations enabled the block
-    records nothing. Values are str, int or float (TypeError otherwise: the JSON form beside a
-    trace holds nothing else). The same object may be entered again once it has been left; as a
-    decorator, each call of the function runs inside the region.
-    """
 
-    __slots__ = ()
+def _decorate(region, fn):
+    """mark_kernels(...) as a decorator: each call of ``fn`` runs inside a region of the same
+    annotation."""
+    import functools
 
-    def __call__(self, fn):
-        import functools
+    annotation = region.annotation
 
-        annotation = self.annotation
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with mark_kernels(annotation):
+            return fn(*args, **kwargs)
 
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with mark_kernels(annotation):
-                return fn(*args, **kwargs)
-
-        return wrapper
+    return wrapper
 
 
 def get_kernel_annotations() -> Dict[int, List[Annotation]]:

@@ -70,8 +70,7 @@ nb::object to_python(const AnnotationValue& value) {
 
 // torch.cuda.graph_annotations.mark_kernels: the annotation, parsed once when made, and the C++
 // region from __enter__ to __exit__. Regions are per thread and nest; Python's with-statement
-// closes them in order. A C++ type, so that a region costs no Python frame (the Python subclass
-// adds the decorator form only).
+// closes them in order. A C++ type, so that a region costs no Python frame.
 class MarkKernels {
  public:
   explicit MarkKernels(nb::handle annotation)
@@ -105,7 +104,15 @@ std::optional<graphs::AnnotationMechanism> parse_mechanism(const std::optional<s
 }  // namespace
 
 void bind_annotations(nb::module_& m) {
-  nb::class_<MarkKernels>(m, "_MarkKernels", "The C++ side of graph_annotations.mark_kernels.")
+  // The Python name is torch's; cudakit.graph_annotations re-exports it. A C++ type rather than a
+  // Python subclass: a region costs two bound calls and no Python frame.
+  nb::class_<MarkKernels>(m, "mark_kernels",
+      "``with mark_kernels(\"attention\"):`` or ``with mark_kernels({\"name\": \"mlp\", \"layer\": 3}):``.\n\n"
+      "The kernel, memcpy and memset nodes captured inside the block, on this thread, receive the annotation (a name "
+      "gives {\"name\": name}). Regions nest: a node gets one annotation per enclosing region, outermost first. "
+      "Outside a capture with annotations enabled the block records nothing. Values are str, int or float "
+      "(TypeError otherwise: the JSON form beside a trace holds nothing else). The same object may be entered again "
+      "once it has been left; as a decorator, each call of the function runs inside the region.")
       .def("__init__", [](MarkKernels* self, nb::handle annotation) { new (self) MarkKernels(annotation); },
            nb::arg("annotation"),
            "`annotation`: a name (str, giving {'name': name}) or a dict of str keys to str, int or float values.")
@@ -114,6 +121,9 @@ void bind_annotations(nb::module_& m) {
             return nb::borrow(self);
           }, "Opens the region on this thread.")
       .def("__exit__", [](MarkKernels& region, nb::args) { region.exit(); }, "Closes the region.")
+      .def("__call__", [](nb::handle self, nb::handle fn) {
+            return nb::module_::import_("cudakit.graph_annotations").attr("_decorate")(self, fn);
+          }, nb::arg("fn"), "As a decorator: each call of `fn` runs inside the region.")
       .def_prop_ro("annotation", &MarkKernels::annotation, "The annotation given (a dict is copied).");
 
   m.def("_get_kernel_annotations", [] {
