@@ -120,7 +120,9 @@ void bind_annotations(nb::module_& m) {
             nb::cast<MarkKernels&>(self).enter();
             return nb::borrow(self);
           }, "Opens the region on this thread.")
-      .def("__exit__", [](MarkKernels& region, nb::args) { region.exit(); }, "Closes the region.")
+      // Three arguments rather than *args: nanobind's vectorcall path then makes no tuple.
+      .def("__exit__", [](MarkKernels& region, nb::handle, nb::handle, nb::handle) { region.exit(); },
+           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("traceback").none(), "Closes the region.")
       .def("__call__", [](nb::handle self, nb::handle fn) {
             return nb::module_::import_("cudakit.graph_annotations").attr("_decorate")(self, fn);
           }, nb::arg("fn"), "As a decorator: each call of `fn` runs inside the region.")

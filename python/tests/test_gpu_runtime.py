@@ -228,3 +228,14 @@ def test_mem_pool_with_a_pluggable_allocator():
     assert cudakit.memory_snapshot(mempool_id=pool.id)
     assert all(tuple(s["segment_pool_id"]) == tuple(pool.id) for s in cudakit.memory_snapshot(mempool_id=pool.id))
     del a
+
+
+def test_jiterator_reductions_over_all_and_chosen_dimensions():
+    sum_of_squares = cudakit.jiterator.create_jit_reduction(
+        "template <typename T> T square(T x) { return x * x; }",
+        "template <typename T> T add(T a, T b) { return a + b; }", "0")
+    x = cudakit.arange(6.0).reshape([2, 3])
+    assert sum_of_squares(x).item() == 55.0
+    assert sum_of_squares(x, dim=1).tolist() == [5.0, 50.0]
+    assert sum_of_squares(x, dim=[0], keepdim=True).tolist() == [[9.0, 17.0, 29.0]]
+    assert sum_of_squares.num_inputs == 1

@@ -216,3 +216,13 @@ def test_the_package_offers_torch_cuda_names():
                  "manual_seed", "get_rng_state", "from_dlpack", "get_device_properties", "device",
                  "ExternalStream", "empty_cache", "reset_peak_memory_stats"):
         assert hasattr(cudakit, name), name
+
+
+def test_a_jit_reduction_checks_its_functions_when_made():
+    with pytest.raises(ValueError, match="two"):
+        cudakit.jiterator.create_jit_reduction("template <typename T> T square(T x) { return x * x; }",
+                                               "template <typename T> T one(T a) { return a; }", "0")
+    reduction = cudakit.jiterator.create_jit_reduction(
+        "template <typename T> T scaled(T x, T k) { return k * x; }",
+        "template <typename T> T add(T a, T b) { return a + b; }", "0", k=2.0)
+    assert reduction.num_inputs == 1
