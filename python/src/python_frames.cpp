@@ -46,11 +46,23 @@ std::string code_attribute(PyCodeObject* code, const char* name) {
   return out;
 }
 
+// Whether this thread may read the interpreter's frames: it has a thread state and holds the GIL,
+// and the interpreter is neither absent nor shutting down. PyGILState_Check alone answers 1 on
+// any thread once sub-interpreters have turned its check off, hence the thread state as well.
+bool may_read_frames() {
+#if PY_VERSION_HEX >= 0x030D0000
+  if (!Py_IsInitialized() || Py_IsFinalizing() || PyThreadState_GetUnchecked() == nullptr) return false;
+#else
+  if (!Py_IsInitialized() || _Py_IsFinalizing() || _PyThreadState_UncheckedGet() == nullptr) return false;
+#endif
+  return PyGILState_Check() != 0;
+}
+
 }  // namespace
 
 StackFrames python_frames() {
   StackFrames frames;
-  if (!Py_IsInitialized() || PyGILState_Check() == 0) return frames;
+  if (!may_read_frames()) return frames;
   PyFrameObject* frame = PyEval_GetFrame();  // borrowed
   Py_XINCREF(frame);
   while (frame != nullptr) {
