@@ -296,6 +296,25 @@ def main():
                   per_op_us(cudakit._cudakit._noop, 200000), "torch", per_op_us(torch._C._cuda_isInBadFork, 200000)))
     cases.append(("current_device()", per_op_us(cudakit.current_device, 200000),
                   "torch", per_op_us(torch.cuda.current_device, 200000)))
+    # Names bound for torch.cuda's parity: each a bound call over its C++ call.
+    cases.append(("get_sync_debug_mode()", per_op_us(cudakit.get_sync_debug_mode, 200000),
+                  "torch", per_op_us(torch.cuda.get_sync_debug_mode, 200000)))
+    cases.append(("is_initialized()", per_op_us(cudakit.is_initialized, 200000),
+                  "torch", per_op_us(torch.cuda.is_initialized, 200000)))
+    region = cudakit.graph_annotations.mark_kernels("bench")
+
+    def enter_exit():
+        with region:
+            pass
+
+    torch_marks = getattr(getattr(torch.cuda, "graph_annotations", None), "mark_kernels", None)
+
+    def torch_enter_exit():
+        with torch_marks("bench"):
+            pass
+
+    cases.append(("a mark_kernels region entered and left outside a capture", per_op_us(enter_exit, 200000),
+                  "torch", None if torch_marks is None else per_op_us(torch_enter_exit, 200000)))
 
     cases = [c if len(c) == 5 else (*c, "us") for c in cases]
     for case, ours, peer, theirs, unit in cases:

@@ -7,6 +7,11 @@ collectives (cudakit.nccl, cudakit.comm), GPUDirect Storage and safetensors (cud
 green contexts (cudakit.green_contexts); a small device array (`Array`) that trades memory with
 PyTorch, CuPy, JAX and NumPy through DLPack; and `cudakit.torch.use_cudakit_allocator()`, which
 puts cudakit's caching allocator under PyTorch.
+
+The seed's graph-annotation workflow runs as written, with torch's kernels captured into a
+cudakit graph (cudakit.graph(g, enable_annotations=True), cudakit.graph_annotations.mark_kernels,
+cudakit.profiler.profile, get_kernel_annotations; docs/python-graph-annotations.md).
+cudakit._names lists torch.cuda's names cudakit leaves out, each with the reason.
 """
 
 from __future__ import annotations
@@ -66,8 +71,22 @@ from ._graphs import graph
 from ._streams import ExternalStream, StreamContext, stream
 from . import memory, nvtx, jiterator, tunable, profiler
 from . import sanitizer, nccl, comm, gds, green_contexts
+from . import graph_annotations, graphs, streams, random
 from .memory import *  # noqa: F403 (torch.cuda re-exports torch.cuda.memory the same way)
+from ._runtime import *  # noqa: F403
+from .gds import GdsFile, is_gds_available
+from .graph_annotations import clear_kernel_annotations, get_kernel_annotations, mark_kernels
+
+
+def __getattr__(name: str):
+    # torch.cuda.default_generators, made when first read (a generator per device).
+    if name == "default_generators":
+        from ._runtime import _default_generators
+
+        return _default_generators()
+    raise AttributeError(f"module 'cudakit' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [name for name in dir() if not name.startswith("_")] + ["default_generators"]

@@ -40,6 +40,7 @@ _FIELDS = tuple(f.name for f in fields(DeviceProperties))
 
 
 def get_device_properties(device=None) -> DeviceProperties:
+    """torch.cuda.get_device_properties: the device's properties under torch's field names."""
     raw = _cudakit._get_device_properties(device)
     return DeviceProperties(**{name: raw[name] for name in _FIELDS})
 

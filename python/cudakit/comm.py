@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from . import _cudakit
 
-__all__ = ["broadcast", "reduce_add", "scatter", "gather"]
+__all__ = ["broadcast", "broadcast_coalesced", "reduce_add", "reduce_add_coalesced", "scatter", "gather"]
 
 
 def broadcast(tensor, devices):
@@ -18,6 +18,20 @@ def reduce_add(inputs, destination=None):
     """The sum of `inputs` (one per device, one dtype and size) on `destination` (default: the
     first input's device)."""
     return _cudakit._comm_reduce_add(list(inputs), destination)
+
+
+def broadcast_coalesced(tensors, devices, buffer_size: int = 10485760):
+    """torch.cuda.comm.broadcast_coalesced: each of `tensors` (all on one device) on each of
+    `devices`, as one tuple of arrays per device. ``buffer_size`` is accepted for torch's
+    signature: cudakit sends the tensors in one NCCL group rather than through a buffer."""
+    return [tuple(per_device) for per_device in _cudakit._comm_broadcast_coalesced(list(tensors), list(devices))]
+
+
+def reduce_add_coalesced(inputs, destination=None, buffer_size: int = 10485760):
+    """torch.cuda.comm.reduce_add_coalesced: ``inputs`` is one list of arrays per device; the
+    element-wise sums of the lists, on `destination` (default: the first list's device).
+    ``buffer_size`` is accepted for torch's signature, as in broadcast_coalesced."""
+    return _cudakit._comm_reduce_add_coalesced([list(per_device) for per_device in inputs], destination)
 
 
 def scatter(tensor, devices, chunk_sizes=None):

@@ -51,6 +51,7 @@ def gds_register_buffer(file: GdsFile, array) -> bool:
 
 
 def gds_deregister_buffer(file: GdsFile, array) -> None:
+    """Undoes gds_register_buffer for `array` (torch.cuda.gds.gds_deregister_buffer)."""
     file.deregister_buffer(array)
 
 

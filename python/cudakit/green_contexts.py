@@ -14,6 +14,9 @@ from ._cudakit import GreenContext
 
 __all__ = ["GreenContext", "sm_count_of"]
 
+# torch's name: `ctx.Stream()` is a new stream of the context (owned by it; it keeps it alive).
+GreenContext.Stream = GreenContext.create_stream
+
 
 def sm_count_of(stream) -> int:
     """The SMs work on `stream` can use: its green context's count, or the whole device's."""

@@ -6,8 +6,16 @@ import contextlib
 
 from . import _cudakit
 from ._cudakit import Profiler
+from ._runtime import check_error, cudart  # noqa: F401 (torch.cuda.profiler has them in its namespace)
 
-__all__ = ["Profiler", "profile", "start", "stop"]
+__all__ = ["Profiler", "init", "profile", "start", "stop"]
+
+
+def init(output_file=None, flags=None, output_mode=None) -> None:
+    """torch.cuda.profiler.init: cudaProfilerInitialize, which CUDA 12 removed; torch raises for
+    it on CUDA 12 and later, and so does cudakit (use start/stop, or cudakit.profiler.profile)."""
+    raise RuntimeError("profiler.init: cudaProfilerInitialize does not exist in CUDA 12 and later; "
+                       "use cudakit.profiler.start()/stop() or cudakit.profiler.profile()")
 
 
 def start() -> None:

@@ -41,6 +41,7 @@ def disable() -> None:
 
 
 def is_enabled() -> bool:
+    """Whether the stream sanitizer is checking now."""
     return _cudakit._sanitizer_is_enabled()
 
 

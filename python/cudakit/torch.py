@@ -99,6 +99,7 @@ def from_torch(tensor):
 
 
 def is_installed() -> bool:
+    """Whether use_cudakit_allocator() has made cudakit torch's allocator in this process."""
     return _installed is not None
 
 

@@ -234,17 +234,21 @@ void bind_array(nb::module_& m) {
 
   m.def("empty", [](std::vector<std::int64_t> shape, nb::handle dtype, nb::handle device, const PyStream* s) {
         return make(tensor::empty(shape, options(dtype, device), optional_stream(s)));
-      }, nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device").none() = "cuda", nb::arg("stream") = nb::none());
+      }, nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device").none() = "cuda", nb::arg("stream") = nb::none(),
+        "An uninitialized Array of `shape` (torch.empty).");
   m.def("zeros", [](std::vector<std::int64_t> shape, nb::handle dtype, nb::handle device, const PyStream* s) {
         return make(tensor::zeros(shape, options(dtype, device), optional_stream(s)));
-      }, nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device").none() = "cuda", nb::arg("stream") = nb::none());
+      }, nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device").none() = "cuda", nb::arg("stream") = nb::none(),
+        "An Array of zeros (torch.zeros).");
   m.def("ones", [](std::vector<std::int64_t> shape, nb::handle dtype, nb::handle device, const PyStream* s) {
         return make(tensor::ones(shape, options(dtype, device), optional_stream(s)));
-      }, nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device").none() = "cuda", nb::arg("stream") = nb::none());
+      }, nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device").none() = "cuda", nb::arg("stream") = nb::none(),
+        "An Array of ones (torch.ones).");
   m.def("full", [](std::vector<std::int64_t> shape, double value, nb::handle dtype, nb::handle device, const PyStream* s) {
         return make(tensor::full(shape, value, options(dtype, device), optional_stream(s)));
       }, nb::arg("shape"), nb::arg("fill_value"), nb::arg("dtype") = "float32", nb::arg("device").none() = "cuda",
-      nb::arg("stream") = nb::none());
+      nb::arg("stream") = nb::none(),
+        "An Array filled with `fill_value` (torch.full).");
   m.def("arange", [](double start, std::optional<double> end, double step, nb::handle dtype, nb::handle device,
                      const PyStream* s) {
         if (!end) return make(tensor::arange(0.0, start, step, options(dtype, device), optional_stream(s)));
@@ -252,10 +256,12 @@ void bind_array(nb::module_& m) {
       }, nb::arg("start"), nb::arg("end") = nb::none(), nb::arg("step") = 1.0, nb::arg("dtype") = "float32",
       nb::arg("device").none() = "cuda", nb::arg("stream") = nb::none(),
       "arange(end) or arange(start, end, step), as torch.arange.");
-  m.def("equal", [](const PyArray& a, const PyArray& b) { return tensor::equal(a.tensor, b.tensor); });
+  m.def("equal", [](const PyArray& a, const PyArray& b) { return tensor::equal(a.tensor, b.tensor); },
+        "Whether the arrays have the same shape and elements (torch.equal).");
   m.def("allclose", [](const PyArray& a, const PyArray& b, double rtol, double atol, bool equal_nan) {
         return tensor::allclose(a.tensor, b.tensor, rtol, atol, equal_nan);
-      }, nb::arg("a"), nb::arg("b"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8, nb::arg("equal_nan") = false);
+      }, nb::arg("a"), nb::arg("b"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8, nb::arg("equal_nan") = false,
+        "Whether |a - b| <= atol + rtol * |b| everywhere (torch.allclose).");
 }
 
 }  // namespace cudakit::python

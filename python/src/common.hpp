@@ -4,9 +4,11 @@
 
 #include <nanobind/nanobind.h>
 
+#include <functional>
 #include <optional>
 #include <string_view>
 
+#include "cudakit/core/stack_frame.hpp"
 #include "cudakit/core/stream.hpp"
 #include "cudakit/core/stream_ref.hpp"
 #include "cudakit/tensor/tensor.hpp"
@@ -63,12 +65,21 @@ void check_writable(const PyArray& a, const char* api);
 // stream is 1 (0 is ambiguous there), the per-thread default stream 2, any other its address.
 [[nodiscard]] std::uintptr_t protocol_stream_value(cudaStream_t handle) noexcept;
 
+// The calling thread's Python frames, innermost first; none without the GIL (See Note [Python
+// frames in memory history] in python_frames.cpp).
+[[nodiscard]] StackFrames python_frames();
+// The frame capture memory history uses for torch's `stacks` argument: Python frames for
+// "python", C++ then Python frames for "all", empty (the library's C++ capture) otherwise.
+[[nodiscard]] std::function<StackFrames()> history_frames(std::string_view stacks);
+
 void bind_core(nb::module_& m);
 void bind_memory(nb::module_& m);
 void bind_array(nb::module_& m);
 void bind_dlpack(nb::module_& m);
 void bind_random(nb::module_& m);
 void bind_graphs(nb::module_& m);
+void bind_annotations(nb::module_& m);
+void bind_runtime_names(nb::module_& m);
 void bind_profiler(nb::module_& m);
 void bind_nvtx(nb::module_& m);
 void bind_jiterator(nb::module_& m);

@@ -5,6 +5,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -62,20 +63,26 @@ nb::dict properties_dict(const DeviceProperties& p) {
 void bind_core(nb::module_& m) {
   m.def("device_count", &cudakit::device_count, "The number of CUDA devices (0 without a GPU or driver).");
   m.def("is_available", &cudakit::is_available, "Whether a CUDA device can be used.");
-  m.def("current_device", &cudakit::current_device);
+  m.def("current_device", &cudakit::current_device,
+        "The index of the calling thread's current device.");
   m.def("set_device", [](DeviceIndex d) { cudakit::set_device(d.value < 0 ? cudakit::current_device() : d.value); },
-        nb::arg("device"));
+        nb::arg("device"),
+        "Makes `device` current for the calling thread (None or 'cuda': the current one, a no-op).");
   m.def("_get_device_properties", [](DeviceIndex d) { return properties_dict(cudakit::get_device_properties(d.value)); },
         nb::arg("device") = nb::none());
   m.def("get_device_name", [](DeviceIndex d) { return cudakit::get_device_properties(d.value).name; },
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(),
+        "The device's name ('NVIDIA H200').");
   m.def("get_device_capability", [](DeviceIndex d) { return cudakit::get_device_capability(d.value); },
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(),
+        "The device's compute capability as (major, minor).");
   m.def("mem_get_info", [](DeviceIndex d) { return cudakit::mem_get_info(d.value); },
         nb::arg("device") = nb::none(), "(free, total) bytes of the device.");
   m.def("synchronize", [](DeviceIndex d) { cudakit::synchronize(d.value); },
-        nb::arg("device") = nb::none(), nb::call_guard<nb::gil_scoped_release>());
-  m.def("can_device_access_peer", &cudakit::can_device_access_peer, nb::arg("device"), nb::arg("peer_device"));
+        nb::arg("device") = nb::none(), nb::call_guard<nb::gil_scoped_release>(),
+        "Waits for all work on `device` (default: the current one) to finish.");
+  m.def("can_device_access_peer", &cudakit::can_device_access_peer, nb::arg("device"), nb::arg("peer_device"),
+        "Whether `device` can read and write `peer_device`'s memory directly.");
   m.def("_stream_priority_range", [](DeviceIndex d) { return cudakit::stream_priority_range(d.value); },
         nb::arg("device") = nb::none());
 
@@ -94,6 +101,9 @@ void bind_core(nb::module_& m) {
       .def_prop_ro("priority", [](const PyStream& s) { return s.ref().priority(); })
       .def_prop_ro("stream_id", [](const PyStream& s) { return s.ref().id(); })
       .def_prop_ro("owns", &PyStream::owns)
+      .def_static("priority_range", [](DeviceIndex d) { return cudakit::stream_priority_range(d.value); },
+                  nb::arg("device") = nb::none(),
+                  "(least, greatest) stream priority of the device; greatest is numerically lowest, e.g. (0, -5).")
       .def("query", [](const PyStream& s) { return s.ref().query(); })
       .def("synchronize", [](const PyStream& s) { s.ref().synchronize(); }, nb::call_guard<nb::gil_scoped_release>())
       .def("wait_event", [](const PyStream& s, const Event& e) { s.ref().wait_event(e); }, nb::arg("event"))
@@ -120,10 +130,13 @@ void bind_core(nb::module_& m) {
       });
 
   m.def("current_stream", [](DeviceIndex d) { return PyStream(cudakit::current_stream(d.value)); },
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(),
+        "The calling thread's current stream on `device` (a reference: cudakit does not own it).");
   m.def("default_stream", [](DeviceIndex d) { return PyStream(cudakit::default_stream(d.value)); },
-        nb::arg("device") = nb::none());
-  m.def("set_stream", [](const PyStream& s) { cudakit::set_current_stream(s.ref()); }, nb::arg("stream"));
+        nb::arg("device") = nb::none(),
+        "The device's default (legacy null) stream.");
+  m.def("set_stream", [](const PyStream& s) { cudakit::set_current_stream(s.ref()); }, nb::arg("stream"),
+        "Makes `stream` the calling thread's current stream on its device (torch.cuda.set_stream).");
 
   nb::class_<StreamScope>(m, "_StreamScope")
       .def(nb::init<>())
@@ -146,7 +159,20 @@ void bind_core(nb::module_& m) {
            "Milliseconds between this event and `end_event` (both recorded, with enable_timing).")
       .def_prop_ro("cuda_event", [](const Event& e) { return reinterpret_cast<std::uintptr_t>(e.handle()); })
       .def_prop_ro("device_index", [](const Event& e) { return e.device(); })
-      .def_prop_ro("was_recorded", &Event::was_recorded);
+      .def_prop_ro("was_recorded", &Event::was_recorded)
+      .def("ipc_handle", [](Event& e) {
+            const IpcEventHandle h = e.ipc_handle();
+            return nb::bytes(reinterpret_cast<const char*>(h.bytes.data()), h.bytes.size());
+          }, "The handle (64 bytes) another process passes to Event.from_ipc_handle; needs interprocess=True.")
+      .def_static("from_ipc_handle", [](DeviceIndex d, nb::bytes handle) {
+            IpcEventHandle h;
+            if (handle.size() != h.bytes.size()) {
+              throw nb::value_error(("Event.from_ipc_handle: a handle is " + std::to_string(h.bytes.size()) +
+                                     " bytes, got " + std::to_string(handle.size())).c_str());
+            }
+            std::memcpy(h.bytes.data(), handle.c_str(), h.bytes.size());
+            return Event::from_ipc_handle(h, d.value);
+          }, nb::arg("device"), nb::arg("handle"), "Opens an event another process shared (torch's argument order).");
 }
 
 }  // namespace cudakit::python

@@ -4,6 +4,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 
+#include <cstdint>
 #include <string>
 
 #include "common.hpp"
@@ -36,8 +37,12 @@ std::pair<std::uint64_t, std::uint64_t> pool_tuple(memory::PoolId id) { return {
 }  // namespace
 
 void bind_graphs(nb::module_& m) {
-  nb::class_<Graph>(m, "CUDAGraph", "torch.cuda.CUDAGraph: a captured CUDA graph, replayed on a stream.")
-      .def(nb::init<bool>(), nb::arg("keep_graph") = false)
+  // dynamic_attr: `cudakit.graph` keeps what the capture needs alive on the graph object (torch's
+  // memory pool when torch's kernels were captured).
+  nb::class_<Graph>(m, "CUDAGraph", nb::dynamic_attr(),
+                    "torch.cuda.CUDAGraph: a captured CUDA graph, replayed on a stream.")
+      .def(nb::init<bool>(), nb::arg("keep_graph") = false,
+           "keep_graph=True: capture_end does not instantiate; instantiate() or the first replay() does.")
       .def("capture_begin", [](Graph& g, nb::handle pool, const std::string& mode, bool annotations) {
             g.capture_begin(parse_pool(pool), parse_capture_error_mode(mode), annotations);
           }, nb::arg("pool").none() = nb::none(), nb::arg("capture_error_mode") = "global",
@@ -54,9 +59,18 @@ void bind_graphs(nb::module_& m) {
       .def_prop_ro("device_index", &Graph::device)
       .def("register_generator_state", [](Graph& g, random::Generator& gen) { g.register_generator_state(gen); },
            nb::arg("generator"), "Each replay draws fresh numbers from `generator`.")
-      .def("debug_dump", [](const Graph& g, const std::string& path) { g.debug_dump(path); }, nb::arg("debug_path"));
-  m.def("graph_pool_handle", [] { return pool_tuple(graphs::graph_pool_handle()); });
-  m.def("is_current_stream_capturing", &graphs::is_current_stream_capturing);
+      .def("debug_dump", [](const Graph& g, const std::string& path) { g.debug_dump(path); }, nb::arg("debug_path"),
+           "Writes the captured graph as Graphviz DOT (cudaGraphDebugDotPrint).")
+      .def("enable_debug_mode", [](Graph&) {},
+           "torch's switch to keep the captured graph for debug_dump; cudakit always keeps it, so this does nothing.")
+      .def("raw_cuda_graph", [](const Graph& g) { return reinterpret_cast<std::uintptr_t>(g.ref().graph()); },
+           "The captured cudaGraph_t as an address (0 before a capture), valid until reset().")
+      .def("raw_cuda_graph_exec", [](const Graph& g) { return reinterpret_cast<std::uintptr_t>(g.ref().exec()); },
+           "The executable cudaGraphExec_t as an address (0 before instantiation), valid until reset().");
+  m.def("graph_pool_handle", [] { return pool_tuple(graphs::graph_pool_handle()); },
+        "A new pool id for captures to share (pass it as pool=).");
+  m.def("is_current_stream_capturing", &graphs::is_current_stream_capturing,
+        "Whether the current stream is capturing a graph.");
 }
 
 }  // namespace cudakit::python

@@ -64,6 +64,7 @@ NB_MODULE(_cudakit, m) {
   bind_dlpack(m);
   bind_random(m);
   bind_graphs(m);
+  bind_annotations(m);
   bind_profiler(m);
   bind_nvtx(m);
   bind_jiterator(m);
@@ -73,4 +74,5 @@ NB_MODULE(_cudakit, m) {
   bind_gds(m);
   bind_green_contexts(m);
   bind_torch_allocator(m);
+  bind_runtime_names(m);
 }

@@ -355,6 +355,22 @@ void bind_nccl(nb::module_& m) {
   m.def("_comm_reduce_add", [](nb::sequence inputs, DeviceIndex destination) {
         return PyArray{nccl::comm::reduce_add(tensors_of(inputs, "inputs"), destination.value), false};
       }, nb::arg("inputs"), nb::arg("destination") = nb::none());
+  m.def("_comm_broadcast_coalesced", [](nb::sequence tensors, const std::vector<int>& devices) {
+        // C++ gives one list per tensor (over the devices); torch one tuple per device.
+        auto per_tensor = nccl::comm::broadcast_coalesced(tensors_of(tensors, "tensors"), devices);
+        nb::list out;
+        for (std::size_t d = 0; d < devices.size(); ++d) {
+          std::vector<tensor::Tensor> on_device;
+          for (auto& copies : per_tensor) on_device.push_back(std::move(copies[d]));
+          out.append(nb::tuple(arrays_of(std::move(on_device))));
+        }
+        return out;
+      }, nb::arg("tensors"), nb::arg("devices"));
+  m.def("_comm_reduce_add_coalesced", [](nb::sequence inputs, DeviceIndex destination) {
+        std::vector<std::vector<tensor::Tensor>> lists;
+        for (nb::handle per_device : inputs) lists.push_back(tensors_of(per_device, "inputs"));
+        return arrays_of(nccl::comm::reduce_add_coalesced(lists, destination.value));
+      }, nb::arg("inputs"), nb::arg("destination") = nb::none());
   m.def("_comm_scatter", [](const PyArray& a, const std::vector<int>& devices,
                             std::optional<std::vector<std::int64_t>> chunk_sizes) {
         return arrays_of(nccl::comm::scatter(a.tensor, devices, std::move(chunk_sizes)));

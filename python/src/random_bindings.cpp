@@ -35,24 +35,28 @@ tensor::TensorOptions options(nb::handle dtype, nb::handle device) {
 
 void bind_random(nb::module_& m) {
   m.def("manual_seed", &random::manual_seed, nb::arg("seed"), "Seeds the current device's generator.");
-  m.def("manual_seed_all", &random::manual_seed_all, nb::arg("seed"));
+  m.def("manual_seed_all", &random::manual_seed_all, nb::arg("seed"),
+        "Seeds the default generator of every device.");
   m.def("seed", &random::seed, "A non-deterministic seed for the current device's generator; returns it.");
-  m.def("seed_all", &random::seed_all);
-  m.def("initial_seed", &random::initial_seed);
+  m.def("seed_all", &random::seed_all,
+        "Seeds the default generator of every device non-deterministically.");
+  m.def("initial_seed", &random::initial_seed,
+        "The seed the current device's default generator started from.");
   m.def("get_rng_state", [](DeviceIndex d) { return to_bytes(random::get_rng_state(d.value)); },
         nb::arg("device") = nb::none(), "The generator's state as bytes (torch returns them as a uint8 tensor).");
   m.def("set_rng_state", [](const nb::bytes& state, DeviceIndex d) { random::set_rng_state(from_bytes(state), d.value); },
-        nb::arg("new_state"), nb::arg("device") = nb::none());
+        nb::arg("new_state"), nb::arg("device") = nb::none(),
+        "Restores a state get_rng_state returned, on `device`.");
   m.def("get_rng_state_all", [] {
     nb::list states;
     for (const auto& s : random::get_rng_state_all()) states.append(to_bytes(s));
     return states;
-  });
+  }, "get_rng_state of every device, as a list.");
   m.def("set_rng_state_all", [](const std::vector<nb::bytes>& states) {
     std::vector<std::vector<std::uint8_t>> all;
     for (const auto& s : states) all.push_back(from_bytes(s));
     random::set_rng_state_all(all);
-  }, nb::arg("new_states"));
+  }, nb::arg("new_states"), "set_rng_state for every device, from get_rng_state_all's list.");
 
   nb::class_<Generator>(m, "Generator", "torch.Generator: a Philox generator for the host or a CUDA device.")
       .def("__init__", [](Generator* self, nb::handle device, std::uint64_t seed) {
@@ -95,20 +99,24 @@ void bind_random(nb::module_& m) {
   m.def("rand", [](std::vector<std::int64_t> shape, nb::handle dtype, nb::handle device, Generator* g, const PyStream* s) {
         return PyArray{random::rand(shape, options(dtype, device), g, optional_stream(s)), false};
       }, nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device").none() = "cuda",
-      nb::arg("generator").none() = nb::none(), nb::arg("stream").none() = nb::none());
+      nb::arg("generator").none() = nb::none(), nb::arg("stream").none() = nb::none(),
+        "An Array of uniform numbers in [0, 1) (torch.rand); bit-identical on the host and the GPU.");
   m.def("randn", [](std::vector<std::int64_t> shape, nb::handle dtype, nb::handle device, Generator* g, const PyStream* s) {
         return PyArray{random::randn(shape, options(dtype, device), g, optional_stream(s)), false};
       }, nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device").none() = "cuda",
-      nb::arg("generator").none() = nb::none(), nb::arg("stream").none() = nb::none());
+      nb::arg("generator").none() = nb::none(), nb::arg("stream").none() = nb::none(),
+        "An Array of standard normal numbers (torch.randn).");
   m.def("randint", [](std::int64_t low, std::int64_t high, std::vector<std::int64_t> shape, nb::handle dtype,
                       nb::handle device, Generator* g, const PyStream* s) {
         return PyArray{random::randint(low, high, shape, options(dtype, device), g, optional_stream(s)), false};
       }, nb::arg("low"), nb::arg("high"), nb::arg("shape"), nb::arg("dtype") = "int64", nb::arg("device").none() = "cuda",
-      nb::arg("generator").none() = nb::none(), nb::arg("stream").none() = nb::none());
+      nb::arg("generator").none() = nb::none(), nb::arg("stream").none() = nb::none(),
+        "An Array of integers in [low, high) (torch.randint).");
   m.def("randperm", [](std::int64_t n, nb::handle dtype, nb::handle device, Generator* g, const PyStream* s) {
         return PyArray{random::randperm(n, options(dtype, device), g, optional_stream(s)), false};
       }, nb::arg("n"), nb::arg("dtype") = "int64", nb::arg("device").none() = "cuda",
-      nb::arg("generator").none() = nb::none(), nb::arg("stream").none() = nb::none());
+      nb::arg("generator").none() = nb::none(), nb::arg("stream").none() = nb::none(),
+        "A random permutation of 0..n-1 (torch.randperm).");
 }
 
 }  // namespace cudakit::python

@@ -170,3 +170,72 @@ def test_unconsumed_capsules_return_their_memory():
     assert cudakit.memory_allocated() > base
     del capsule
     assert cudakit.memory_allocated() == base
+
+
+def test_runtime_names_of_torch_cuda():
+    least, greatest = cudakit.Stream.priority_range()
+    assert least >= greatest
+    cudakit.init()
+    assert cudakit.is_initialized()
+    assert cudakit.is_bf16_supported() == (cudakit.get_device_capability()[0] >= 8)
+    assert cudakit.current_blas_handle() != 0
+    assert 0 < cudakit.device_memory_used() <= cudakit.mem_get_info()[1]
+    assert 0 <= cudakit.utilization() <= 100 and 0 <= cudakit.memory_usage() <= 100
+    assert cudakit.temperature() > 0 and cudakit.power_draw() > 0 and cudakit.clock_rate() > 0
+    assert cudakit.list_gpu_processes().startswith(f"GPU:{cudakit.current_device()}")
+    generators = cudakit.default_generators
+    assert len(generators) == cudakit.device_count()
+    generators[0].manual_seed(1234)
+    assert cudakit.initial_seed() == 1234 or cudakit.current_device() != 0
+    s = cudakit.Stream()
+    assert cudakit.get_stream_from_external(s.cuda_stream) == s
+    a = cudakit.empty([16], device="cuda:0")
+    assert a.device == "cuda:0"
+    with cudakit.device_of(a):
+        assert cudakit.current_device() == 0
+    with cudakit.device_of(cudakit.empty([16], device="cpu")):  # a host array leaves the device alone
+        assert cudakit.current_device() == 0
+    cudakit.ipc_collect()
+
+
+def test_graph_raw_handles_and_ipc_events():
+    g = cudakit.CUDAGraph()
+    assert g.raw_cuda_graph() == 0 and g.raw_cuda_graph_exec() == 0
+    s = cudakit.Stream()
+    with cudakit.stream(s):
+        g.capture_begin()
+        b = cudakit.full([64], 1.0)
+        g.capture_end()
+    assert g.raw_cuda_graph() != 0 and g.raw_cuda_graph_exec() != 0
+    g.replay()
+    cudakit.synchronize()
+    assert b.tolist() == [1.0] * 64
+    e = cudakit.Event(interprocess=True)
+    e.record()
+    handle = e.ipc_handle()
+    assert isinstance(handle, bytes) and len(handle) == 64
+    with pytest.raises(ValueError, match="64 bytes, got 3"):
+        cudakit.Event.from_ipc_handle(0, b"abc")
+
+
+def test_mem_pool_with_a_pluggable_allocator():
+    allocator = cudakit.CUDAPluggableAllocator(cudakit.torch.allocator_library(), cudakit.torch.MALLOC_SYMBOL,
+                                               cudakit.torch.FREE_SYMBOL)
+    pool = cudakit.MemPool(allocator=allocator)
+    with cudakit.use_mem_pool(pool):
+        a = cudakit.empty([1 << 20])
+    assert pool.reserved_bytes() >= 4 << 20
+    assert cudakit.memory_snapshot(mempool_id=pool.id)
+    assert all(tuple(s["segment_pool_id"]) == tuple(pool.id) for s in cudakit.memory_snapshot(mempool_id=pool.id))
+    del a
+
+
+def test_jiterator_reductions_over_all_and_chosen_dimensions():
+    sum_of_squares = cudakit.jiterator.create_jit_reduction(
+        "template <typename T> T square(T x) { return x * x; }",
+        "template <typename T> T add(T a, T b) { return a + b; }", "0")
+    x = cudakit.arange(6.0).reshape([2, 3])
+    assert sum_of_squares(x).item() == 55.0
+    assert sum_of_squares(x, dim=1).tolist() == [5.0, 50.0]
+    assert sum_of_squares(x, dim=[0], keepdim=True).tolist() == [[9.0, 17.0, 29.0]]
+    assert sum_of_squares.num_inputs == 1

@@ -73,9 +73,59 @@ def test_memory_history_options_are_checked_first():
         cudakit.memory._record_memory_history(stacks="fortran")
 
 
-def test_mem_pool_refuses_custom_allocators():
-    with pytest.raises(NotImplementedError):
+def test_mem_pool_takes_only_a_pluggable_allocator():
+    with pytest.raises(TypeError, match="expected a CUDAPluggableAllocator, got object"):
         cudakit.MemPool(allocator=object())
+
+
+def test_a_pluggable_allocator_names_what_it_cannot_load():
+    with pytest.raises(ValueError, match="/no/such/library.so"):
+        cudakit.CUDAPluggableAllocator("/no/such/library.so", "alloc", "free")
+    with pytest.raises(ValueError, match="no_such_function"):
+        cudakit.CUDAPluggableAllocator(cudakit.torch.allocator_library(), "no_such_function", cudakit.torch.FREE_SYMBOL)
+    allocator = cudakit.CUDAPluggableAllocator(cudakit.torch.allocator_library(), cudakit.torch.MALLOC_SYMBOL,
+                                               cudakit.torch.FREE_SYMBOL)
+    assert allocator.allocator() is allocator
+
+
+def test_runtime_names_answer_without_a_device():
+    assert cudakit.get_sync_debug_mode() == 0
+    for mode, value in (("warn", 1), (2, 2), ("default", 0)):
+        cudakit.set_sync_debug_mode(mode)
+        assert cudakit.get_sync_debug_mode() == value
+    with pytest.raises(ValueError, match="got 7"):
+        cudakit.set_sync_debug_mode(7)
+    assert cudakit.get_sync_debug_mode() == 0
+    arch = cudakit.get_arch_list()
+    assert arch and all(a.startswith(("sm_", "compute_")) for a in arch)
+    assert all(f"code={a}" in cudakit.get_gencode_flags() for a in arch if a.startswith("sm_"))
+    assert cudakit.has_half is True and cudakit.has_magma is False
+    with pytest.raises(cudakit.CudaError, match="CUDA error 34"):
+        cudakit.check_error(cudakit.cudaStatus.ERROR_NOT_READY)
+    cudakit.check_error(0)
+
+
+def test_host_memory_stats_count_pinned_allocations_in_torchs_keys():
+    stats = cudakit.host_memory_stats()
+    for key in ("allocated_bytes.current", "allocated_bytes.peak", "num_host_alloc", "num_host_free",
+                "host_alloc_time.count", "host_free_time.avg"):
+        assert key in stats, key
+    assert list(stats) == sorted(stats)
+    nested = cudakit.host_memory_stats_as_nested_dict()
+    assert nested["allocated_bytes"]["current"] == stats["allocated_bytes.current"]
+    cudakit.reset_peak_host_memory_stats()
+    cudakit.reset_accumulated_host_memory_stats()
+    assert cudakit.host_memory_stats()["num_host_alloc"] == 0
+
+
+def test_deprecated_memory_aliases_warn_and_forward():
+    with pytest.warns(FutureWarning, match="memory_reserved"):
+        try:
+            cudakit.memory_cached()
+        except RuntimeError:  # no device here: the warning came first
+            pass
+    assert cudakit.memory_cached.__name__ == "memory_cached"
+    assert "memory_reserved" in cudakit.memory_cached.__doc__
 
 
 def test_graph_capture_error_mode_is_checked():
@@ -166,3 +216,13 @@ def test_the_package_offers_torch_cuda_names():
                  "manual_seed", "get_rng_state", "from_dlpack", "get_device_properties", "device",
                  "ExternalStream", "empty_cache", "reset_peak_memory_stats"):
         assert hasattr(cudakit, name), name
+
+
+def test_a_jit_reduction_checks_its_functions_when_made():
+    with pytest.raises(ValueError, match="two"):
+        cudakit.jiterator.create_jit_reduction("template <typename T> T square(T x) { return x * x; }",
+                                               "template <typename T> T one(T a) { return a; }", "0")
+    reduction = cudakit.jiterator.create_jit_reduction(
+        "template <typename T> T scaled(T x, T k) { return k * x; }",
+        "template <typename T> T add(T a, T b) { return a + b; }", "0", k=2.0)
+    assert reduction.num_inputs == 1

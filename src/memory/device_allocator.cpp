@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -443,6 +444,13 @@ std::shared_ptr<const StackFrames> caller_frames() { return std::make_shared<con
 void record_memory_history(const MemoryHistoryOptions& options, int device) {
   if (options.enabled != MemoryHistoryOptions::Enabled::none) require_native_backend("record_memory_history");
   device_allocator(device).record_history(options, caller_frames);
+}
+
+void record_memory_history(const MemoryHistoryOptions& options, int device, std::function<StackFrames()> capture) {
+  if (!capture) return record_memory_history(options, device);
+  if (options.enabled != MemoryHistoryOptions::Enabled::none) require_native_backend("record_memory_history");
+  device_allocator(device).record_history(
+      options, [capture = std::move(capture)] { return std::make_shared<const StackFrames>(capture()); });
 }
 
 void record_memory_history(bool enabled, std::size_t max_entries, int device) {

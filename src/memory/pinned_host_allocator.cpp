@@ -366,6 +366,18 @@ void PinnedHostAllocator::reset_peak_stats() {
   stats_.reserved_bytes.peak = stats_.reserved_bytes.current;
 }
 
+void PinnedHostAllocator::reset_accumulated_stats() {
+  std::lock_guard lock(mutex_);
+  stats_.num_allocations = 0;
+  stats_.num_cache_hits = 0;
+  stats_.num_host_allocs = 0;
+  stats_.num_host_frees = 0;
+  stats_.num_events_recorded = 0;
+  stats_.num_ooms = 0;
+  stats_.host_alloc_time = {};
+  stats_.host_free_time = {};
+}
+
 PinnedHostAllocator& pinned_host_allocator() {
   // Leaked on purpose: pinned buffers may be returned from other static destructors, after the
   // point where a function-local static would already be gone.

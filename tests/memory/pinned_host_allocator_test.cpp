@@ -657,6 +657,32 @@ TEST_F(PinnedHostAllocatorTest, ResetPeakStatsSetsPeaksToCurrent) {
   allocator_->deallocate(a);
 }
 
+TEST_F(PinnedHostAllocatorTest, ResetAccumulatedStatsZeroesCountersAndKeepsWhatIsHeld) {
+  void* a = allocator_->allocate(4096);
+  void* b = allocator_->allocate(4096);
+  allocator_->deallocate(b);
+  void* c = allocator_->allocate(4096);  // b's block again: a cache hit
+  PinnedHostStats before = allocator_->stats();
+  ASSERT_EQ(before.num_allocations, 3u);
+  ASSERT_EQ(before.num_cache_hits, 1u);
+  ASSERT_EQ(before.host_alloc_time.count, 2u);
+  allocator_->reset_accumulated_stats();
+  const PinnedHostStats after = allocator_->stats();
+  EXPECT_EQ(after.num_allocations, 0u);
+  EXPECT_EQ(after.num_cache_hits, 0u);
+  EXPECT_EQ(after.num_host_allocs, 0u);
+  EXPECT_EQ(after.host_alloc_time.count, 0u);
+  EXPECT_EQ(after.host_alloc_time.total_us, 0.0);
+  EXPECT_EQ(after.allocated_bytes.current, before.allocated_bytes.current);
+  EXPECT_EQ(after.allocated_bytes.peak, before.allocated_bytes.peak);
+  EXPECT_EQ(after.allocated_blocks, 2u);
+  void* d = allocator_->allocate(100);  // counting starts again
+  EXPECT_EQ(allocator_->stats().num_allocations, 1u);
+  allocator_->deallocate(a);
+  allocator_->deallocate(c);
+  allocator_->deallocate(d);
+}
+
 // What the fakes saw by the time the allocator's members are destroyed. The event source is
 // destroyed after the destructor body and before the provider (members go in reverse order), so
 // its destructor sees every call the allocator's destructor made.

@@ -89,6 +89,9 @@ class PinnedHostAllocator {
   [[nodiscard]] PinnedHostStats stats() const;
   // Sets each peak to its current value.
   void reset_peak_stats();
+  // Zeroes the counters and durations (torch's reset_accumulated_host_memory_stats); what is
+  // held now (bytes, blocks, the event pool's size) stays.
+  void reset_accumulated_stats();
 
  private:
   enum class BlockState : std::uint8_t { allocated, pending, cached };

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -72,6 +73,11 @@ struct MemorySnapshot {
 // recorded, contexts with the C++ stack frames of the caller (capture_stack).
 // @throws InvalidArgumentError, with nothing changed, for an unknown skip_actions name.
 void record_memory_history(const MemoryHistoryOptions& options, int device = -1);
+// The same with `capture` giving each context's frames in place of capture_stack: a language
+// binding's own (the Python module's give the interpreter's frames, with or without the C++
+// ones). An empty `capture` is capture_stack. Called on the allocating (or freeing) thread,
+// outside the allocator's locks.
+void record_memory_history(const MemoryHistoryOptions& options, int device, std::function<StackFrames()> capture);
 // Shorthand: torch's defaults (everything, with C++ frames), the last `max_entries` events; or off.
 void record_memory_history(bool enabled, std::size_t max_entries = 100000, int device = -1);
 // `device`'s (-1: current) segments, statistics and recorded trace (torch's _snapshot()).
