@@ -60,6 +60,13 @@ if [ "${CUDAKIT_SKIP_SANITIZERS:-0}" != 1 ]; then
   "$root/scripts/build.sh" "$root/build-tsan" "${sanitizer_flags[@]}" -DCUDAKIT_SANITIZE=thread
   (cd "$root/build-tsan" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions="$root/scripts/tsan.supp" \
       ctest --output-on-failure -j "$jobs" --timeout 900 -R "${CUDAKIT_TSAN_FILTER:-Concurren|Thread}")
+  # A test that fails once in a thousand runs is a bug: the allocator's stress tests of its
+  # statistics under threads, many times over (CUDAKIT_TSAN_REPEAT, 200 by default).
+  echo "== the allocator's threaded stress tests, ${CUDAKIT_TSAN_REPEAT:-200} times under ThreadSanitizer"
+  (cd "$root/build-tsan" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions="$root/scripts/tsan.supp" \
+      ./bin/cudakit_host_tests --gtest_brief=1 --gtest_repeat="${CUDAKIT_TSAN_REPEAT:-200}" \
+      --gtest_filter='CachingAllocatorThreads.TurnsOfLending*:CachingAllocatorThreads.RoundsOf*:CachingAllocatorThreads.ConcurrentStreamsReportTheDevicePeaksExactly' \
+      | grep -E "FAILED|PASSED" | sort | uniq -c)
 
   echo "== fuzz targets under ASan+UBSan (each reader of outside input, ${CUDAKIT_FUZZ_SECONDS:-30} s each)"
   "$root/scripts/fuzz.sh" "${CUDAKIT_FUZZ_SECONDS:-30}"

@@ -159,16 +159,18 @@ double threaded_rate(int threads, double seconds, Body body) {
   return total / elapsed;
 }
 
-// Aggregate alloc+free pairs per second of `threads` threads, each on its own stream.
+// Aggregate alloc+free pairs per second of `threads` threads, each on its own stream, or all on
+// streams[0] with `one_stream`.
 template <class Allocator>
 double threaded_pairs_per_second(Allocator& a, int threads, const std::vector<cudaStream_t>& streams,
-                                 double seconds) {
+                                 double seconds, bool one_stream = false) {
   return threaded_rate(threads, seconds, [&](int t, const std::atomic<bool>& stop) {
     cudaSetDevice(0);
     const std::size_t bytes = 4096u << (t % 4);
+    const cudaStream_t stream = streams[one_stream ? 0 : t];
     long pairs = 0;
     do {
-      for (int i = 0; i < 64; ++i) a.free(a.alloc(bytes, streams[t]), streams[t]);
+      for (int i = 0; i < 64; ++i) a.free(a.alloc(bytes, stream), stream);
       pairs += 64;
     } while (!stop.load(std::memory_order_relaxed));
     return pairs;
@@ -218,10 +220,11 @@ void emit_thread_scaling(const std::string& name, Allocator& a, MakeStream make_
   constexpr double kSeconds = 0.2;
   std::vector<cudaStream_t> streams(16);
   for (auto& s : streams) s = make_stream();
-  std::vector<double> one, sixteen, loop_one, loop_sixteen;
+  std::vector<double> one, sixteen, shared, loop_one, loop_sixteen;
   for (int rep = 0; rep < 5; ++rep) {
     one.push_back(threaded_pairs_per_second(a, 1, streams, kSeconds));
     sixteen.push_back(threaded_pairs_per_second(a, 16, streams, kSeconds));
+    shared.push_back(threaded_pairs_per_second(a, 16, streams, kSeconds, /*one_stream=*/true));
     loop_one.push_back(private_loop_per_second(1, kSeconds));
     loop_sixteen.push_back(private_loop_per_second(16, kSeconds));
   }
@@ -229,6 +232,7 @@ void emit_thread_scaling(const std::string& name, Allocator& a, MakeStream make_
   emit(name, "threads_16.pairs_per_s", best(sixteen), "1/s");
   emit(name, "threads_16_over_1", best(sixteen) / best(one), "x");
   emit(name, "threads_16_over_1.medians", median(sixteen) / median(one), "x");
+  emit(name, "threads_16_one_stream.pairs_per_s", best(shared), "1/s");
   emit(name, "threads_16_over_1.private_loop_ceiling", best(loop_sixteen) / best(loop_one), "x");
 }
 

@@ -91,7 +91,8 @@ TEST(AllocReplayHost, GptTrainGrowsFurtherAheadWhileFilling) {
 TEST(AllocReplayHost, StreamsShareTheirFreedMemoryOnEveryMultiStreamTrace) {
   struct Case { const char* name; std::size_t ops; std::uint32_t streams; };
   for (const Case& c : {Case{"trace_serve_2w.csv.gz", 751858, 2}, Case{"trace_serve_4w.csv.gz", 632908, 4},
-                        Case{"trace_train_copy.csv.gz", 7304, 2}, Case{"trace_train_comm.csv.gz", 6882, 2}}) {
+                        Case{"trace_train_copy.csv.gz", 7304, 2}, Case{"trace_train_comm.csv.gz", 6882, 2},
+                        Case{"trace_serve_8t.csv.gz", 622332, 8}}) {
     SCOPED_TRACE(c.name);
     const HostReplay shared = replay_on_host(c.name, c.ops, c.streams);
     EXPECT_LE(reserved_over_allocated(shared.result), 1.15);
