@@ -144,10 +144,19 @@ Tensor& random_(Tensor& t, std::int64_t low, std::int64_t high, Generator* gener
     throw InvalidArgumentError("random_", "expects low < high, got [" + std::to_string(low) +
                                               ", " + std::to_string(high) + ")");
   }
-  const auto fits = [&](std::int64_t lo, std::int64_t hi) { return low >= lo && high - 1 <= hi; };
-  if ((t.dtype() == tensor::DType::int32 &&
-       !fits(std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max())) ||
-      (t.dtype() == tensor::DType::uint8 && !fits(0, 255))) {
+  // [low, high) must fit the integer dtype (int64 and uint64 take every int64 pair).
+  bool fits = true;
+  if (tensor::is_integral(t.dtype()) && t.dtype() != tensor::DType::bool_) {
+    tensor::visit_dtype(t.dtype(), [&]<class T>() {
+      if constexpr (sizeof(T) < sizeof(std::int64_t)) {
+        fits = low >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+               high - 1 <= static_cast<std::int64_t>(std::numeric_limits<T>::max());
+      } else if constexpr (std::is_unsigned_v<T>) {
+        fits = low >= 0;
+      }
+    });
+  }
+  if (!fits) {
     throw InvalidArgumentError("random_", "[" + std::to_string(low) + ", " +
                                               std::to_string(high) + ") does not fit " +
                                               t.description());

@@ -286,8 +286,10 @@ static void copy_on_device(Tensor& dst, const Tensor& src, OptionalStream stream
   detail::ElementwiseArgs args;
   args.arity = 1;
   args.op = static_cast<std::uint8_t>(detail::UnaryOp::cast);
-  args.out_dtype = dst.dtype();
-  args.in_dtype = src.dtype();
+  // float4_e2m1fn_x2 only copies to itself (copy_ checks): its bytes move as uint8.
+  const bool packed = dst.dtype() == DType::float4_e2m1fn_x2;
+  args.out_dtype = packed ? DType::uint8 : dst.dtype();
+  args.in_dtype = packed ? DType::uint8 : src.dtype();
   args.numel = dst.numel();
   args.out = dst.data_ptr();
   args.in[0] = src.data_ptr();
@@ -312,6 +314,12 @@ Tensor& Tensor::copy_(const Tensor& src, OptionalStream stream, bool non_blockin
   if (!fits) {
     throw InvalidArgumentError("Tensor::copy_", "cannot copy " + src.description() + " into " +
                                                     description() + ": shapes do not match");
+  }
+  if (!can_cast(src.dtype_, dtype_)) {
+    throw InvalidArgumentError("Tensor::copy_", "cannot convert " + src.description() + " to " +
+                                                    std::string(dtype_name(dtype_)) +
+                                                    ": float4_e2m1fn_x2 is storage only and "
+                                                    "copies to itself alone, as in torch");
   }
   const Device dst_dev = device(), src_dev = src.device();
   if (dst_dev == src_dev) {
@@ -387,11 +395,16 @@ double Tensor::item(OptionalStream stream) const {
 
 Tensor& Tensor::fill_(double value, OptionalStream stream) {
   check_defined("Tensor::fill_");
+  const bool packed = dtype_ == DType::float4_e2m1fn_x2;
+  if (packed && value != 0) {
+    throw InvalidArgumentError("Tensor::fill_", "float4_e2m1fn_x2 is storage only: it fills with "
+                                                "0 alone, got " + std::to_string(value));
+  }
   if (numel() == 0) return *this;
   detail::ElementwiseArgs args;
   args.arity = 0;
   args.op = static_cast<std::uint8_t>(detail::NullaryOp::fill);
-  args.out_dtype = dtype_;
+  args.out_dtype = packed ? DType::uint8 : dtype_;  // zero bits are two zeros
   args.numel = numel();
   args.out = data_ptr();
   args.out_index = detail::make_indexer(*this);
