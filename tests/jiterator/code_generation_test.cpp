@@ -31,7 +31,9 @@ using cudakit::testing::expect_refused;
 using tensor::DType;
 
 constexpr DType kAllDtypes[] = {DType::float32, DType::float16, DType::bfloat16, DType::float64,
-                                DType::int32,   DType::int64,   DType::uint8,    DType::bool_};
+                                DType::int32,   DType::int64,   DType::uint8,    DType::bool_,
+                                DType::int8,    DType::int16,   DType::uint16,   DType::uint32,
+                                DType::uint64};
 
 // Compiles through the process's kernel store with no disk cache: NVRTC runs (once per source),
 // and nothing is written outside the test.
@@ -225,6 +227,11 @@ TEST(JitArguments, AreCheckedBeforeAnyCompilation) {
   expect_refused([&] { (void)fn.call({1.0, 2.0}, {.scalars = {{"beta", 3}}}); },
                  "unknown scalar parameter `beta` (= 3 (int64)); this function's are: alpha");
   expect_refused([&] { (void)fn.call({1.0, 2.0}); }, "every input is a host scalar");
+  // Kernels compute in C++ types: FP8, complex and packed FP4 inputs have none.
+  const tensor::Tensor f8 = tensor::zeros({3}, {.dtype = DType::float8_e4m3fn});
+  expect_refused([&] { (void)fn.call({f8, c}); }, "is not defined for float8_e4m3fn tensors");
+  const tensor::Tensor z = tensor::zeros({3}, {.dtype = DType::complex64});
+  expect_refused([&] { (void)fn.call({c, z}); }, "is not defined for complex64 tensors");
   expect_refused([&] { (void)fn.compile({.inputs = {{DType::float32}}}, 90); }, "the variant has 1 inputs, the function takes 2");
   expect_refused([] { (void)create_jit_reduction("template <typename T> T id(T x) { return x; }",
                                                  "template <typename T> T neg(T a) { return -a; }", "0"); },
