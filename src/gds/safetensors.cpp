@@ -141,9 +141,10 @@ SafetensorsHeader parse_safetensors_header(std::string_view bytes, std::optional
   }
   const std::string_view text = bytes.substr(8, header.header_bytes);
   if (const std::size_t bad = detail::first_invalid_utf8(text); bad != std::string_view::npos) {
+    // The bytes around it, the invalid ones escaped by refuse(). See Note [Quoting file bytes].
     const std::size_t from = bad < 24 ? 0 : bad - 24;
     refuse(concat("the header is not valid UTF-8: byte 0x", hex_byte(static_cast<unsigned char>(text[bad])),
-                  " at file offset ", 8 + bad, ", after \"", text.substr(from, bad - from), "\""));
+                  " at file offset ", 8 + bad, ", in \"", text.substr(from, bad - from + 8), "\""));
   }
   json document;
   try {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -164,9 +165,18 @@ TEST(JitTypePromotion, FollowsTorchsRules) {
   EXPECT_EQ(promote_types(DType::bool_, DType::uint8), DType::uint8);
   EXPECT_EQ(promote_types(DType::int32, DType::int64), DType::int64);
   EXPECT_EQ(promote_types(DType::bool_, DType::bool_), DType::bool_);
+  // Symmetric, refusals included (uint16/32/64 promote with floating types only, as in torch).
+  const auto promoted = [](DType a, DType b) -> std::optional<DType> {
+    try {
+      return promote_types(a, b);
+    } catch (const InvalidArgumentError&) {
+      return std::nullopt;
+    }
+  };
   for (DType a : kAllDtypes) {
-    for (DType b : kAllDtypes) EXPECT_EQ(promote_types(a, b), promote_types(b, a));
+    for (DType b : kAllDtypes) EXPECT_EQ(promoted(a, b), promoted(b, a));
   }
+  EXPECT_EQ(promoted(DType::uint32, DType::int32), std::nullopt);
   using detail::promote;
   const auto of = [](std::vector<InputType> v) { return promote(v); };
   // A host number counts only where its kind is above every tensor's.
