@@ -247,7 +247,8 @@ void bind_array(nb::module_& m) {
            nb::arg("stream"))
       .def("item", [](const PyArray& a) -> nb::object {
         if (a.tensor.numel() != 1) (void)a.tensor.item();  // its error: one element expected
-        return nb::cast<nb::list>(tolist(a.tensor.reshape({1})))[0];
+        const tensor::Tensor one(a.tensor.storage(), a.tensor.dtype(), {1}, {1}, a.tensor.storage_offset());
+        return nb::cast<nb::list>(tolist(one))[0];
       })
       .def("tolist", [](const PyArray& a) { return tolist(a.tensor); });
 

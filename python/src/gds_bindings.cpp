@@ -253,9 +253,9 @@ void bind_gds(nb::module_& m) {
                          : gds::load_safetensors(filename, target, read, parsed, optional_stream(s));
         }
         nb::dict arrays;
-        for (auto& [name, t] : loaded.tensors) arrays[nb::str(name.c_str())] = PyArray{std::move(t), false};
+        for (auto& [name, t] : loaded.tensors) arrays[nb::str(name.data(), name.size())] = PyArray{std::move(t), false};
         nb::dict raw_entries;
-        for (const gds::SafetensorsEntry& e : loaded.raw) raw_entries[nb::str(e.name.c_str())] = entry_dict(e);
+        for (const gds::SafetensorsEntry& e : loaded.raw) raw_entries[nb::str(e.name.data(), e.name.size())] = entry_dict(e);
         return nb::make_tuple(arrays, loaded.metadata, loaded.report, raw_entries);
       }, nb::arg("filename"), nb::arg("device").none() = "cpu", nb::arg("stream").none() = nb::none(),
       nb::arg("dtype").none() = nb::none(), nb::arg("dtypes").none() = nb::none(), nb::arg("raw") = false,

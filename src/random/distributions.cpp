@@ -99,6 +99,11 @@ Tensor& uniform_(Tensor& t, double from, double to, Generator* generator, Option
     throw InvalidArgumentError("uniform_", "expects from <= to, got from " + number(from) +
                                                ", to " + number(to));
   }
+  if (t.defined() && tensor::is_complex(t.dtype())) {  // both parts, as torch
+    Tensor parts = t.view_as_real();
+    uniform_(parts, from, to, generator, stream);
+    return t;
+  }
   detail::DrawRequest r;
   r.distribution = Distribution::uniform;
   r.a = from;
@@ -110,6 +115,12 @@ Tensor& normal_(Tensor& t, double mean, double std, Generator* generator, Option
   check_finite(mean, "mean", "normal_");
   check_finite(std, "std", "normal_");
   if (std < 0) throw InvalidArgumentError("normal_", "expects std >= 0, got " + number(std));
+  if (t.defined() && tensor::is_complex(t.dtype())) {
+    // torch draws both parts from normal(mean, std / sqrt(2)): |z - mean|^2 then has mean std^2.
+    Tensor parts = t.view_as_real();
+    normal_(parts, mean, std / std::sqrt(2.0), generator, stream);
+    return t;
+  }
   detail::DrawRequest r;
   r.distribution = Distribution::normal;
   r.a = mean;

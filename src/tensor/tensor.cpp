@@ -250,6 +250,19 @@ Tensor Tensor::view_as(DType dtype) const {
   return Tensor(storage_, dtype, sizes_, strides_, offset_);
 }
 
+Tensor Tensor::view_as_real() const {
+  check_defined("Tensor::view_as_real");
+  if (!is_complex(dtype_)) {
+    throw InvalidArgumentError("Tensor::view_as_real", "expects a complex tensor, got " + description());
+  }
+  Shape sizes = sizes_, strides = strides_;
+  for (std::int64_t& s : strides) s *= 2;
+  sizes.push_back(2);
+  strides.push_back(1);
+  return Tensor(storage_, dtype_ == DType::complex64 ? DType::float32 : DType::float64, std::move(sizes),
+                std::move(strides), offset_ * 2);
+}
+
 StreamRef Tensor::stream_or_current(OptionalStream stream) const {
   const Device dev = device();
   if (dev.is_cpu()) {
