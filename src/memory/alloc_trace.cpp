@@ -1,37 +1,15 @@
 #include "cudakit/memory/alloc_trace.hpp"
 
-#include <zlib.h>
-
 #include <charconv>
 #include <string_view>
 #include <unordered_map>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
+#include "memory/detail/read_whole_file.hpp"
 
 namespace cudakit::memory {
 namespace {
-
-std::string read_file(const std::string& path) {
-  // gzopen reads plain files transparently as well.
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    throw InvalidArgumentError("load_alloc_trace", detail::concat("cannot open '", path, "'"));
-  }
-  std::string text;
-  char buffer[1 << 16];
-  int n = 0;
-  while ((n = gzread(file, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
-  // gzerror's text lives in the gzFile, which gzclose frees: copy it first.
-  int err = 0;
-  const std::string message = n < 0 ? gzerror(file, &err) : "";
-  gzclose(file);
-  if (n < 0) {
-    throw InvalidArgumentError("load_alloc_trace",
-                               detail::concat("cannot read '", path, "': ", message));
-  }
-  return text;
-}
 
 template <class T>
 bool parse_number(std::string_view field, T& out) {
@@ -52,7 +30,7 @@ AllocTrace parse_alloc_trace(const std::string& text, const std::string& name) {
   std::size_t pos = 0;
   auto fail = [&](std::string_view what, std::string_view line) {
     throw InvalidArgumentError("parse_alloc_trace",
-                               detail::concat(name, ":", line_number, ": ", what, " (line: '",
+                               cudakit::detail::concat(name, ":", line_number, ": ", what, " (line: '",
                                               line, "')"));
   };
   while (pos < text.size()) {
@@ -109,6 +87,8 @@ AllocTrace parse_alloc_trace(const std::string& text, const std::string& name) {
   return trace;
 }
 
-AllocTrace load_alloc_trace(const std::string& path) { return parse_alloc_trace(read_file(path), path); }
+AllocTrace load_alloc_trace(const std::string& path) {
+  return parse_alloc_trace(detail::read_whole_file(path, "load_alloc_trace"), path);
+}
 
 }  // namespace cudakit::memory
