@@ -59,18 +59,30 @@ class SafetensorsLoad(NamedTuple):
     tensors: dict
     metadata: dict
     report: IoReport  # the tensors' batched load (not the header's read)
+    raw: dict = {}  # with raw=True: {name: header entry} of the tensors loaded as their bytes
 
 
-def load_safetensors(filename: str | os.PathLike, device="cpu", *, stream=None, **options) -> SafetensorsLoad:
+def load_safetensors(filename: str | os.PathLike, device="cpu", *, dtype=None, dtypes: dict | None = None,
+                     raw: bool = False, stream=None, **options) -> SafetensorsLoad:
     """Every tensor of a safetensors file on `device` ("cpu", "cuda", "cuda:N"), each read
     straight into its array by one batched GdsFile load; with the file's metadata and the
-    load's IoReport. A malformed file raises ValueError naming what is wrong and where."""
-    tensors, metadata, report = _cudakit._gds_load_safetensors(os.fspath(filename), device, stream, **options)
-    return SafetensorsLoad(tensors, metadata, report)
+    load's IoReport. A malformed file raises ValueError naming what is wrong and where.
+
+    Every dtype safetensors writes loads (F8_E4M3 as float8_e4m3fn, F8_E8M0 as float8_e8m0fnu,
+    C64 as complex64, F4 as float4_e2m1fn_x2 with the last dimension halved, ...). A path that
+    ends in ".index.json" (model.safetensors.index.json) loads its shards as one checkpoint.
+    dtype: float16/bfloat16/float32/float64 tensors are converted to it (FP8, integer, bool and
+    complex ones keep theirs); dtypes: {name: dtype} converts single tensors. raw: tensors of a
+    dtype cudakit lacks (F6_*, the FNUZ FP8 formats) load as 1-D uint8 arrays of their bytes,
+    listed in .raw, instead of refusing the file."""
+    path = os.fspath(filename)
+    tensors, metadata, report, raw_entries = _cudakit._gds_load_safetensors(
+        path, device, stream, dtype, dtypes, raw, path.endswith(".index.json"), **options)
+    return SafetensorsLoad(tensors, metadata, report, raw_entries)
 
 
 def load_file(filename: str | os.PathLike, device="cpu", **options) -> dict:
-    """safetensors.load_file: {name: Array} on `device`."""
+    """safetensors.load_file: {name: Array} on `device` (options as load_safetensors)."""
     return load_safetensors(filename, device, **options).tensors
 
 

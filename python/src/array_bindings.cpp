@@ -60,6 +60,9 @@ tensor::DType parse_dtype(nb::handle dtype) {
   if (name == "double") name = "float64";
   if (name == "long") name = "int64";
   if (name == "int") name = "int32";
+  if (name == "short") name = "int16";
+  if (name == "cfloat") name = "complex64";
+  if (name == "cdouble") name = "complex128";
   return tensor::parse_dtype(name);
 }
 
@@ -75,7 +78,7 @@ nb::tuple to_tuple(const Shape& values) {
   return nb::tuple(list);
 }
 
-// NumPy's typestr for __cuda_array_interface__; bfloat16 has none.
+// NumPy's typestr for __cuda_array_interface__; bfloat16, FP8 and packed FP4 have none.
 const char* typestr(DType dtype) {
   switch (dtype) {
     case DType::float32: return "<f4";
@@ -85,9 +88,24 @@ const char* typestr(DType dtype) {
     case DType::int64: return "<i8";
     case DType::uint8: return "|u1";
     case DType::bool_: return "|b1";
-    case DType::bfloat16: break;
+    case DType::int8: return "|i1";
+    case DType::int16: return "<i2";
+    case DType::uint16: return "<u2";
+    case DType::uint32: return "<u4";
+    case DType::uint64: return "<u8";
+    case DType::complex64: return "<c8";
+    case DType::complex128: return "<c16";
+    default: break;
   }
   return nullptr;
+}
+
+// One element as Python has it: bool, int, float or complex.
+nb::object element_object(DType dtype, const tensor::complex128& value) {
+  if (dtype == DType::bool_) return nb::bool_(value.re != 0);
+  if (tensor::is_complex(dtype)) return nb::steal(PyComplex_FromDoubles(value.re, value.im));
+  if (tensor::is_floating(dtype)) return nb::float_(value.re);
+  return nb::none();  // integers: see tolist
 }
 
 // Row-major values nested by `sizes` from dimension `dim` on, starting at flat index `at`.
@@ -100,12 +118,12 @@ nb::object nest(const nb::list& flat, const Shape& sizes, std::size_t dim, std::
 
 nb::object tolist(const tensor::Tensor& t) {
   nb::list flat;
-  if (t.dtype() == DType::bool_) {
-    for (std::uint8_t v : t.to_vector<std::uint8_t>()) flat.append(nb::bool_(v != 0));
-  } else if (tensor::is_floating(t.dtype())) {
-    for (double v : t.to_vector<double>()) flat.append(v);
-  } else {
+  if (t.dtype() == DType::uint64) {
+    for (std::uint64_t v : t.to_vector<std::uint64_t>()) flat.append(nb::int_(v));
+  } else if (tensor::is_integral(t.dtype()) && t.dtype() != DType::bool_) {
     for (std::int64_t v : t.to_vector<std::int64_t>()) flat.append(v);
+  } else {
+    for (const tensor::complex128& v : t.to_vector<tensor::complex128>()) flat.append(element_object(t.dtype(), v));
   }
   std::int64_t at = 0;
   return nest(flat, t.sizes(), 0, at);
@@ -156,7 +174,10 @@ void bind_array(nb::module_& m) {
       .def_prop_ro("__cuda_array_interface__", [](const PyArray& a) {
         if (!a.tensor.device().is_cuda()) throw nb::attribute_error("a host array has no __cuda_array_interface__");
         const char* type = typestr(a.tensor.dtype());
-        if (type == nullptr) throw nb::attribute_error("bfloat16 has no __cuda_array_interface__ typestr; use DLPack");
+        if (type == nullptr) {
+          throw nb::attribute_error((std::string(tensor::dtype_name(a.tensor.dtype())) +
+                                     " has no __cuda_array_interface__ typestr; use DLPack").c_str());
+        }
         nb::dict d;
         d["shape"] = to_tuple(a.tensor.sizes());
         d["typestr"] = type;
@@ -225,10 +246,9 @@ void bind_array(nb::module_& m) {
       .def("record_stream", [](const PyArray& a, const PyStream& s) { a.tensor.record_stream(s.ref()); },
            nb::arg("stream"))
       .def("item", [](const PyArray& a) -> nb::object {
-        const double v = a.tensor.item();
-        if (a.tensor.dtype() == DType::bool_) return nb::bool_(v != 0);
-        if (tensor::is_floating(a.tensor.dtype())) return nb::float_(v);
-        return nb::int_(static_cast<std::int64_t>(v));
+        if (a.tensor.numel() != 1) (void)a.tensor.item();  // its error: one element expected
+        const tensor::Tensor one(a.tensor.storage(), a.tensor.dtype(), {1}, {1}, a.tensor.storage_offset());
+        return nb::cast<nb::list>(tolist(one))[0];
       })
       .def("tolist", [](const PyArray& a) { return tolist(a.tensor); });
 

@@ -48,6 +48,17 @@ enum DataTypeCode : std::uint8_t {
   kBfloat = 4,
   kComplex = 5,
   kBool = 6,
+  kFloat8_e3m4 = 7,
+  kFloat8_e4m3 = 8,
+  kFloat8_e4m3b11fnuz = 9,
+  kFloat8_e4m3fn = 10,
+  kFloat8_e4m3fnuz = 11,
+  kFloat8_e5m2 = 12,
+  kFloat8_e5m2fnuz = 13,
+  kFloat8_e8m0fnu = 14,
+  kFloat6_e2m3fn = 15,
+  kFloat6_e3m2fn = 16,
+  kFloat4_e2m1fn = 17,
 };
 
 struct DataType {

@@ -26,6 +26,7 @@
 #include <nanobind/stl/tuple.h>
 
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,33 +50,41 @@ using tensor::DType;
   throw nb::python_error();
 }
 
+// DLPack 1.1's codes; the FP8 formats have codes of their own (bits 8, lanes 1) and NVFP4's
+// packed pair is kDLFloat4_e2m1fn with bits 4 and lanes 2, as torch exports them.
+struct DLPackDType {
+  DType dtype;
+  dlpack::DataType code;
+};
+constexpr DLPackDType kDLPackDTypes[] = {
+    {DType::float32, {dlpack::kFloat, 32, 1}},          {DType::float16, {dlpack::kFloat, 16, 1}},
+    {DType::bfloat16, {dlpack::kBfloat, 16, 1}},        {DType::float64, {dlpack::kFloat, 64, 1}},
+    {DType::int32, {dlpack::kInt, 32, 1}},              {DType::int64, {dlpack::kInt, 64, 1}},
+    {DType::uint8, {dlpack::kUInt, 8, 1}},              {DType::bool_, {dlpack::kBool, 8, 1}},
+    {DType::int8, {dlpack::kInt, 8, 1}},                {DType::int16, {dlpack::kInt, 16, 1}},
+    {DType::uint16, {dlpack::kUInt, 16, 1}},            {DType::uint32, {dlpack::kUInt, 32, 1}},
+    {DType::uint64, {dlpack::kUInt, 64, 1}},            {DType::float8_e4m3fn, {dlpack::kFloat8_e4m3fn, 8, 1}},
+    {DType::float8_e5m2, {dlpack::kFloat8_e5m2, 8, 1}}, {DType::float8_e8m0fnu, {dlpack::kFloat8_e8m0fnu, 8, 1}},
+    {DType::complex64, {dlpack::kComplex, 64, 1}},      {DType::complex128, {dlpack::kComplex, 128, 1}},
+    {DType::float4_e2m1fn_x2, {dlpack::kFloat4_e2m1fn, 4, 2}},
+};
+static_assert(std::size(kDLPackDTypes) == tensor::kDTypeCount);
+
 dlpack::DataType to_dlpack(DType dtype) {
-  switch (dtype) {
-    case DType::float32: return {dlpack::kFloat, 32, 1};
-    case DType::float16: return {dlpack::kFloat, 16, 1};
-    case DType::bfloat16: return {dlpack::kBfloat, 16, 1};
-    case DType::float64: return {dlpack::kFloat, 64, 1};
-    case DType::int32: return {dlpack::kInt, 32, 1};
-    case DType::int64: return {dlpack::kInt, 64, 1};
-    case DType::uint8: return {dlpack::kUInt, 8, 1};
-    case DType::bool_: return {dlpack::kBool, 8, 1};
+  for (const DLPackDType& d : kDLPackDTypes) {
+    if (d.dtype == dtype) return d.code;
   }
   return {dlpack::kUInt, 8, 1};
 }
 
 DType from_dlpack(dlpack::DataType t) {
-  if (t.lanes != 1) buffer_error("from_dlpack: vector dtypes (lanes=" + std::to_string(t.lanes) + ") are not supported");
-  const auto code = static_cast<dlpack::DataTypeCode>(t.code);
-  if (code == dlpack::kFloat && t.bits == 32) return DType::float32;
-  if (code == dlpack::kFloat && t.bits == 16) return DType::float16;
-  if (code == dlpack::kFloat && t.bits == 64) return DType::float64;
-  if (code == dlpack::kBfloat && t.bits == 16) return DType::bfloat16;
-  if (code == dlpack::kInt && t.bits == 32) return DType::int32;
-  if (code == dlpack::kInt && t.bits == 64) return DType::int64;
-  if (code == dlpack::kUInt && t.bits == 8) return DType::uint8;
-  if (code == dlpack::kBool && t.bits == 8) return DType::bool_;
+  for (const DLPackDType& d : kDLPackDTypes) {
+    if (d.code.code == t.code && d.code.bits == t.bits && d.code.lanes == t.lanes) return d.dtype;
+  }
   buffer_error("from_dlpack: dtype code " + std::to_string(t.code) + " with " + std::to_string(t.bits) +
-               " bits has no cudakit dtype (float32/16/64, bfloat16, int32/64, uint8, bool)");
+               " bits and " + std::to_string(t.lanes) + " lanes has no cudakit dtype (cudakit takes bool, "
+               "int8/16/32/64, uint8/16/32/64, float16/32/64, bfloat16, float8_e4m3fn, float8_e5m2, "
+               "float8_e8m0fnu, complex64/128 and float4_e2m1fn_x2)");
 }
 
 dlpack::Device device_of(const tensor::Tensor& t) {

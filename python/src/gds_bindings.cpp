@@ -18,6 +18,7 @@
 #include "cudakit/core/runtime_info.hpp"
 #include "cudakit/gds/gds_file.hpp"
 #include "cudakit/gds/safetensors.hpp"
+#include "cudakit/gds/safetensors_index.hpp"
 #include "cudakit/gds/save_file.hpp"
 
 namespace cudakit::python {
@@ -85,24 +86,27 @@ std::vector<gds::TensorAt> batch_of(nb::handle pairs, bool writes, const char* a
   return out;
 }
 
+nb::dict entry_dict(const gds::SafetensorsEntry& e) {
+  nb::dict t;
+  t["name"] = e.name;
+  t["dtype"] = e.dtype;
+  t["element_size"] = e.element_size;
+  t["bits"] = e.bits;
+  t["cudakit_dtype"] = e.cudakit_dtype ? nb::cast(std::string(tensor::dtype_name(*e.cudakit_dtype))) : nb::none();
+  nb::list shape;
+  for (std::int64_t s : e.shape) shape.append(s);
+  t["shape"] = nb::tuple(shape);
+  t["data_offsets"] = nb::make_tuple(e.begin, e.end);
+  return t;
+}
+
 nb::dict header_dict(const gds::SafetensorsHeader& h) {
   nb::dict d;
   d["header_bytes"] = h.header_bytes;
   d["data_offset"] = h.data_offset;
   d["data_bytes"] = h.data_bytes;
   nb::list tensors;
-  for (const gds::SafetensorsEntry& e : h.tensors) {
-    nb::dict t;
-    t["name"] = e.name;
-    t["dtype"] = e.dtype;
-    t["element_size"] = e.element_size;
-    t["cudakit_dtype"] = e.cudakit_dtype ? nb::cast(std::string(tensor::dtype_name(*e.cudakit_dtype))) : nb::none();
-    nb::list shape;
-    for (std::int64_t s : e.shape) shape.append(s);
-    t["shape"] = nb::tuple(shape);
-    t["data_offsets"] = nb::make_tuple(e.begin, e.end);
-    tensors.append(t);
-  }
+  for (const gds::SafetensorsEntry& e : h.tensors) tensors.append(entry_dict(e));
   d["tensors"] = tensors;
   d["metadata"] = h.metadata;
   return d;
@@ -232,19 +236,30 @@ void bind_gds(nb::module_& m) {
                                      parsed, optional_stream(s));
       }, nb::arg("tensors"), nb::arg("filename"), nb::arg("metadata") = std::map<std::string, std::string>{},
       nb::arg("atomic") = false, nb::arg("fsync") = false, nb::arg("stream").none() = nb::none(), nb::arg("options"));
-  m.def("_gds_load_safetensors", [](const std::string& filename, nb::handle device, const PyStream* s,
-                                    const nb::kwargs& options) {
+  m.def("_gds_load_safetensors", [](const std::string& filename, nb::handle device, const PyStream* s, nb::handle dtype,
+                                    nb::handle dtypes, bool raw, bool index, const nb::kwargs& options) {
         const tensor::Device target = parse_device(device);
         const gds::GdsOptions parsed = options_from(options);
+        gds::SafetensorsReadOptions read;
+        if (!dtype.is_none()) read.dtype = parse_dtype(dtype);
+        if (!dtypes.is_none()) {
+          for (auto [name, to] : nb::cast<nb::dict>(dtypes)) read.dtypes[nb::cast<std::string>(name)] = parse_dtype(to);
+        }
+        read.raw_unknown_dtypes = raw;
         gds::SafetensorsLoad loaded;
         {
           nb::gil_scoped_release unlocked;
-          loaded = gds::load_safetensors(filename, target, parsed, optional_stream(s));
+          loaded = index ? gds::load_safetensors_index(filename, target, read, parsed, optional_stream(s))
+                         : gds::load_safetensors(filename, target, read, parsed, optional_stream(s));
         }
         nb::dict arrays;
-        for (auto& [name, t] : loaded.tensors) arrays[nb::str(name.c_str())] = PyArray{std::move(t), false};
-        return nb::make_tuple(arrays, loaded.metadata, loaded.report);
-      }, nb::arg("filename"), nb::arg("device").none() = "cpu", nb::arg("stream").none() = nb::none(), nb::arg("options"));
+        for (auto& [name, t] : loaded.tensors) arrays[nb::str(name.data(), name.size())] = PyArray{std::move(t), false};
+        nb::dict raw_entries;
+        for (const gds::SafetensorsEntry& e : loaded.raw) raw_entries[nb::str(e.name.data(), e.name.size())] = entry_dict(e);
+        return nb::make_tuple(arrays, loaded.metadata, loaded.report, raw_entries);
+      }, nb::arg("filename"), nb::arg("device").none() = "cpu", nb::arg("stream").none() = nb::none(),
+      nb::arg("dtype").none() = nb::none(), nb::arg("dtypes").none() = nb::none(), nb::arg("raw") = false,
+      nb::arg("index") = false, nb::arg("options"));
   m.def("_gds_parse_safetensors_header", [](nb::bytes data, std::optional<std::uint64_t> file_size) {
         return header_dict(gds::parse_safetensors_header(std::string_view(data.c_str(), data.size()), file_size));
       }, nb::arg("data"), nb::arg("file_size").none() = nb::none(),

@@ -107,16 +107,39 @@ def test_the_producers_deleter_runs_when_the_last_cudakit_reference_goes():
     assert alive() is None
 
 
+class _RetypedProducer:
+    """A NumPy array whose DLPack capsule claims another dtype (code, bits): NumPy exports only
+    dtypes cudakit has, so a refused dtype is written into its capsule with ctypes."""
+
+    def __init__(self, array, code, bits):
+        self.array, self.code, self.bits = array, code, bits
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+    def __dlpack__(self, **kwargs):
+        capsule = self.array.__dlpack__(**kwargs)
+        name = capsule_name(capsule)
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype = ctypes.c_void_p
+        get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        # DLTensor::dtype sits 20 bytes in; the versioned tensor starts after 32 bytes of header.
+        dtype = get(capsule, name.encode()) + (32 if name == "dltensor_versioned" else 0) + 20
+        ctypes.c_uint8.from_address(dtype).value = self.code
+        ctypes.c_uint8.from_address(dtype + 1).value = self.bits
+        return capsule
+
+
 def test_a_refused_tensor_goes_back_to_its_producer():
-    n = np.zeros(3, dtype=np.complex64)
+    n = np.zeros(3, dtype=np.uint8)
     alive = weakref.ref(n)
-    with pytest.raises(BufferError, match="dtype code 5 with 64 bits has no cudakit dtype"):
-        cudakit.from_dlpack(n)
+    with pytest.raises(BufferError, match="dtype code 9 with 8 bits and 1 lanes has no cudakit dtype"):
+        cudakit.from_dlpack(_RetypedProducer(n, 9, 8))  # kDLFloat8_e4m3b11fnuz
     del n
     gc.collect()
     assert alive() is None
-    with pytest.raises(BufferError, match="dtype code 0 with 16 bits"):
-        cudakit.from_dlpack(np.zeros(2, dtype=np.int16))
+    with pytest.raises(BufferError, match="dtype code 2 with 128 bits"):
+        cudakit.from_dlpack(_RetypedProducer(np.zeros(2, dtype=np.uint8), 2, 128))
 
 
 def test_read_only_flag_travels_both_ways():

@@ -9,6 +9,7 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/gds/gds_file.hpp"
 #include "cudakit/tensor/factories.hpp"
+#include "gds/detail/utf8.hpp"
 
 namespace cudakit::gds {
 namespace {
@@ -21,24 +22,46 @@ constexpr const char* kApi = "safetensors";
 // allocating it would be the failure.
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
 
+// Note [safetensors dtypes]
+// The dtypes safetensors 0.8 writes (its Dtype enum, in its order), with their bits and the
+// cudakit dtype each loads as; safetensors.torch maps them the same way. F4 is NVFP4: the
+// header's shape counts values, two per byte, and the tensor is float4_e2m1fn_x2 with the last
+// dimension halved (as safetensors.torch views it). The F6 formats and the FNUZ FP8 formats
+// have no cudakit dtype: a file holding one is refused, naming it, unless the caller asks for
+// such tensors' raw bytes (SafetensorsReadOptions::raw_unknown_dtypes).
 struct DTypeInfo {
   const char* name;
-  std::size_t size;
+  int bits;
   std::optional<tensor::DType> dtype;
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {"F64", 8, tensor::DType::float64}, {"F32", 4, tensor::DType::float32},
-    {"F16", 2, tensor::DType::float16}, {"BF16", 2, tensor::DType::bfloat16},
-    {"I64", 8, tensor::DType::int64},   {"I32", 4, tensor::DType::int32},
-    {"U8", 1, tensor::DType::uint8},    {"BOOL", 1, tensor::DType::bool_},
-    {"I16", 2, std::nullopt},           {"I8", 1, std::nullopt},
-    {"U16", 2, std::nullopt},           {"U32", 4, std::nullopt},
-    {"U64", 8, std::nullopt},           {"F8_E4M3", 1, std::nullopt},
-    {"F8_E5M2", 1, std::nullopt},
+    {"BOOL", 8, tensor::DType::bool_},         {"F4", 4, tensor::DType::float4_e2m1fn_x2},
+    {"F6_E2M3", 6, std::nullopt},               {"F6_E3M2", 6, std::nullopt},
+    {"U8", 8, tensor::DType::uint8},           {"I8", 8, tensor::DType::int8},
+    {"F8_E5M2", 8, tensor::DType::float8_e5m2}, {"F8_E4M3", 8, tensor::DType::float8_e4m3fn},
+    {"F8_E8M0", 8, tensor::DType::float8_e8m0fnu}, {"F8_E4M3FNUZ", 8, std::nullopt},
+    {"F8_E5M2FNUZ", 8, std::nullopt},           {"I16", 16, tensor::DType::int16},
+    {"U16", 16, tensor::DType::uint16},        {"F16", 16, tensor::DType::float16},
+    {"BF16", 16, tensor::DType::bfloat16},     {"I32", 32, tensor::DType::int32},
+    {"U32", 32, tensor::DType::uint32},        {"F32", 32, tensor::DType::float32},
+    {"C64", 64, tensor::DType::complex64},     {"F64", 64, tensor::DType::float64},
+    {"I64", 64, tensor::DType::int64},         {"U64", 64, tensor::DType::uint64},
 };
 
-[[noreturn]] void refuse(const std::string& what) { throw InvalidArgumentError(kApi, what); }
+// Note [Quoting file bytes]
+// Errors quote names and bytes from the file; Python turns an error's text into a str, which
+// fails on invalid UTF-8 and hides both the file and the reason. Every message is therefore made
+// valid UTF-8 here, bytes outside well-formed sequences written as \xNN; and a header that is
+// not UTF-8 at all is refused first, by offset.
+[[noreturn]] void refuse(const std::string& what) {
+  throw InvalidArgumentError(kApi, detail::escape_invalid_utf8(what));
+}
+
+std::string hex_byte(unsigned char b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  return {kHex[b >> 4], kHex[b & 0xf]};
+}
 
 std::uint64_t unsigned_field(const json& value, const std::string& where) {
   if (!value.is_number_unsigned()) refuse(concat(where, " is not a non-negative integer: ", value.dump()));
@@ -56,7 +79,8 @@ SafetensorsEntry parse_entry(const std::string& name, const json& entry) {
   const auto* info = std::find_if(std::begin(kDTypes), std::end(kDTypes),
                                   [&](const DTypeInfo& d) { return out.dtype == d.name; });
   if (info == std::end(kDTypes)) refuse(concat(where, " has unknown dtype \"", out.dtype, "\""));
-  out.element_size = info->size;
+  out.bits = info->bits;
+  out.element_size = static_cast<std::size_t>(info->bits % 8 == 0 ? info->bits / 8 : 0);
   out.cudakit_dtype = info->dtype;
   const auto shape = entry.find("shape");
   if (shape == entry.end() || !shape->is_array()) refuse(concat(where, " has no \"shape\" array"));
@@ -76,10 +100,15 @@ SafetensorsEntry parse_entry(const std::string& name, const json& entry) {
   out.begin = unsigned_field((*offsets)[0], concat(where, "'s data_offsets[0]"));
   out.end = unsigned_field((*offsets)[1], concat(where, "'s data_offsets[1]"));
   if (out.end < out.begin) refuse(concat(where, "'s data_offsets [", out.begin, ", ", out.end, "] end before they begin"));
-  if (overflow || numel > std::numeric_limits<std::uint64_t>::max() / out.element_size ||
-      numel * out.element_size != out.end - out.begin) {
+  const auto bits = static_cast<std::uint64_t>(out.bits);
+  overflow = overflow || numel > std::numeric_limits<std::uint64_t>::max() / bits;
+  if (!overflow && numel * bits % 8 != 0) {
+    refuse(concat(where, " of shape ", shape->dump(), " and dtype ", out.dtype, " holds ", numel * bits,
+                  " bits, which is not a whole number of bytes"));
+  }
+  if (overflow || numel * bits / 8 != out.end - out.begin) {
     refuse(concat(where, " of shape ", shape->dump(), " and dtype ", out.dtype, " needs ",
-                  overflow ? std::string("more than 2^64") : concat(numel * out.element_size), " bytes, but its data_offsets [",
+                  overflow ? std::string("more than 2^64") : concat(numel * bits / 8), " bytes, but its data_offsets [",
                   out.begin, ", ", out.end, "] hold ", out.end - out.begin));
   }
   return out;
@@ -110,9 +139,16 @@ SafetensorsHeader parse_safetensors_header(std::string_view bytes, std::optional
   if (header.data_offset > available) {
     refuse(concat("header of ", header.header_bytes, " bytes, but only ", available < 8 ? 0 : available - 8, " follow the length"));
   }
+  const std::string_view text = bytes.substr(8, header.header_bytes);
+  if (const std::size_t bad = detail::first_invalid_utf8(text); bad != std::string_view::npos) {
+    // The bytes around it, the invalid ones escaped by refuse(). See Note [Quoting file bytes].
+    const std::size_t from = bad < 24 ? 0 : bad - 24;
+    refuse(concat("the header is not valid UTF-8: byte 0x", hex_byte(static_cast<unsigned char>(text[bad])),
+                  " at file offset ", 8 + bad, ", in \"", text.substr(from, bad - from + 8), "\""));
+  }
   json document;
   try {
-    document = json::parse(bytes.substr(8, header.header_bytes));
+    document = json::parse(text);
   } catch (const json::exception& error) {
     refuse(concat("the header is not JSON: ", error.what()));
   }
@@ -147,42 +183,6 @@ SafetensorsHeader parse_safetensors_header(std::string_view bytes, std::optional
   return header;
 }
 
-SafetensorsLoad load_safetensors(const std::filesystem::path& path, tensor::Device device, GdsOptions options,
-                                 OptionalStream stream) {
-  GdsFile file(path, O_RDONLY, options);
-  const std::uint64_t size = file.size();
-  std::string start(std::min<std::uint64_t>(size, 8), '\0');
-  if (!start.empty()) (void)file.load(start.data(), start.size(), 0);
-  std::uint64_t length = 0;
-  try {
-    length = safetensors_header_length(start);
-  } catch (const InvalidArgumentError& error) {
-    throw InvalidArgumentError("load_safetensors", concat(path.string(), ": ", error.what()));
-  }
-  std::string bytes(std::min<std::uint64_t>(size, 8 + length), '\0');
-  (void)file.load(bytes.data(), bytes.size(), 0);
-  SafetensorsHeader header;
-  try {
-    header = parse_safetensors_header(bytes, size);
-  } catch (const InvalidArgumentError& error) {
-    throw InvalidArgumentError("load_safetensors", concat(path.string(), ": ", error.what()));
-  }
-  SafetensorsLoad out;
-  out.metadata = std::move(header.metadata);
-  std::vector<TensorAt> batch;
-  for (const SafetensorsEntry& entry : header.tensors) {
-    if (!entry.cudakit_dtype) {
-      throw InvalidArgumentError("load_safetensors", concat(path.string(), ": tensor \"", entry.name,
-                                                            "\" has dtype ", entry.dtype, ", which cudakit's tensor lacks"));
-    }
-    tensor::Tensor t = tensor::empty(entry.shape, {.dtype = *entry.cudakit_dtype, .device = device}, stream);
-    batch.push_back({t, header.data_offset + entry.begin});
-    out.tensors.emplace(entry.name, std::move(t));
-  }
-  out.report = file.load_batch(batch, stream);
-  return out;
-}
-
 IoReport save_safetensors(const std::filesystem::path& path, const std::map<std::string, tensor::Tensor>& tensors,
                           const std::map<std::string, std::string>& metadata, SaveOptions save, GdsOptions options,
                           OptionalStream stream) {
@@ -191,8 +191,17 @@ IoReport save_safetensors(const std::filesystem::path& path, const std::map<std:
   std::uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
     t.check_defined("save_safetensors");
+    if (t.dtype() == tensor::DType::complex128) {
+      throw InvalidArgumentError("save_safetensors", concat("tensor \"", name, "\" is complex128, which safetensors "
+                                                            "has no dtype for (convert it to complex64)"));
+    }
     json shape = json::array();
     for (const std::int64_t size : t.sizes()) shape.push_back(size);
+    // F4 counts values, two per byte of a float4_e2m1fn_x2 element. See Note [safetensors dtypes].
+    if (t.dtype() == tensor::DType::float4_e2m1fn_x2) {
+      if (t.dim() == 0) shape.push_back(2);
+      else shape.back() = 2 * t.sizes().back();
+    }
     document[name] = {{"dtype", safetensors_dtype_name(t.dtype())}, {"shape", shape},
                       {"data_offsets", {offset, offset + t.nbytes()}}};
     offset += t.nbytes();

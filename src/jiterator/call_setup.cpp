@@ -62,6 +62,8 @@ void read_inputs(std::span<const JitArgument> inputs, int expected, const char* 
     }
     const Tensor& t = a.tensor();
     t.check_defined(api);
+    // A kernel computes in C++ types: FP8, complex and packed FP4 inputs have none here.
+    tensor::check_computing(t.dtype(), api);
     // Shapes are copied only where they differ: a call whose inputs agree allocates nothing here.
     if (call.tensor_count > 0 && t.sizes() != call.shape()) {
       try {

@@ -182,6 +182,12 @@ const char* device_type_name(DType dtype) noexcept {
     case DType::int64: return "long long";
     case DType::uint8: return "unsigned char";
     case DType::bool_: return "bool";
+    case DType::int8: return "signed char";
+    case DType::int16: return "short";
+    case DType::uint16: return "unsigned short";
+    case DType::uint32: return "unsigned int";
+    case DType::uint64: return "unsigned long long";
+    default: break;  // no computing type: refused when the call's inputs are read
   }
   return "float";
 }

@@ -26,6 +26,12 @@ std::uint64_t Scalar::bits_as(DType dtype) const noexcept {
     case DType::int64: return bits_of(to_int64());
     case DType::uint8: return bits_of(static_cast<std::uint8_t>(to_int64()));
     case DType::bool_: return bits_of(is_floating() ? floating_ != 0 : integer_ != 0);
+    case DType::int8: return bits_of(static_cast<std::int8_t>(to_int64()));
+    case DType::int16: return bits_of(static_cast<std::int16_t>(to_int64()));
+    case DType::uint16: return bits_of(static_cast<std::uint16_t>(to_int64()));
+    case DType::uint32: return bits_of(static_cast<std::uint32_t>(to_int64()));
+    case DType::uint64: return bits_of(static_cast<std::uint64_t>(to_int64()));
+    default: break;  // scalars are bool, int64, float32 or float64
   }
   return 0;
 }

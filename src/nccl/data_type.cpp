@@ -1,6 +1,10 @@
 #include "cudakit/nccl/data_type.hpp"
 #include "cudakit/nccl/reduce_op.hpp"
 
+#include <string>
+
+#include "cudakit/core/error.hpp"
+
 namespace cudakit::nccl {
 
 namespace {
@@ -23,7 +27,7 @@ std::optional<DataType> parse_data_type(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-DataType data_type_of(tensor::DType dtype) noexcept {
+DataType data_type_of(tensor::DType dtype) {
   switch (dtype) {
     case tensor::DType::float32: return DataType::float32;
     case tensor::DType::float16: return DataType::float16;
@@ -31,10 +35,18 @@ DataType data_type_of(tensor::DType dtype) noexcept {
     case tensor::DType::float64: return DataType::float64;
     case tensor::DType::int32: return DataType::int32;
     case tensor::DType::int64: return DataType::int64;
+    case tensor::DType::int8: return DataType::int8;
+    case tensor::DType::uint32: return DataType::uint32;
+    case tensor::DType::uint64: return DataType::uint64;
+    case tensor::DType::float8_e4m3fn: return DataType::float8_e4m3;
+    case tensor::DType::float8_e5m2: return DataType::float8_e5m2;
     case tensor::DType::uint8:
     case tensor::DType::bool_: return DataType::uint8;
+    default: break;
   }
-  return DataType::uint8;
+  throw InvalidArgumentError("nccl", std::string(tensor::dtype_name(dtype)) +
+                                         " tensors have no NCCL data type; view their bytes as "
+                                         "uint8 to move them");
 }
 
 std::string_view reduce_op_name(ReduceOp op) noexcept {

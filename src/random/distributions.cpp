@@ -99,6 +99,11 @@ Tensor& uniform_(Tensor& t, double from, double to, Generator* generator, Option
     throw InvalidArgumentError("uniform_", "expects from <= to, got from " + number(from) +
                                                ", to " + number(to));
   }
+  if (t.defined() && tensor::is_complex(t.dtype())) {  // both parts, as torch
+    Tensor parts = t.view_as_real();
+    uniform_(parts, from, to, generator, stream);
+    return t;
+  }
   detail::DrawRequest r;
   r.distribution = Distribution::uniform;
   r.a = from;
@@ -110,6 +115,12 @@ Tensor& normal_(Tensor& t, double mean, double std, Generator* generator, Option
   check_finite(mean, "mean", "normal_");
   check_finite(std, "std", "normal_");
   if (std < 0) throw InvalidArgumentError("normal_", "expects std >= 0, got " + number(std));
+  if (t.defined() && tensor::is_complex(t.dtype())) {
+    // torch draws both parts from normal(mean, std / sqrt(2)): |z - mean|^2 then has mean std^2.
+    Tensor parts = t.view_as_real();
+    normal_(parts, mean, std / std::sqrt(2.0), generator, stream);
+    return t;
+  }
   detail::DrawRequest r;
   r.distribution = Distribution::normal;
   r.a = mean;
@@ -144,10 +155,19 @@ Tensor& random_(Tensor& t, std::int64_t low, std::int64_t high, Generator* gener
     throw InvalidArgumentError("random_", "expects low < high, got [" + std::to_string(low) +
                                               ", " + std::to_string(high) + ")");
   }
-  const auto fits = [&](std::int64_t lo, std::int64_t hi) { return low >= lo && high - 1 <= hi; };
-  if ((t.dtype() == tensor::DType::int32 &&
-       !fits(std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max())) ||
-      (t.dtype() == tensor::DType::uint8 && !fits(0, 255))) {
+  // [low, high) must fit the integer dtype (int64 and uint64 take every int64 pair).
+  bool fits = true;
+  if (tensor::is_integral(t.dtype()) && t.dtype() != tensor::DType::bool_) {
+    tensor::visit_dtype(t.dtype(), [&]<class T>() {
+      if constexpr (sizeof(T) < sizeof(std::int64_t)) {
+        fits = low >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+               high - 1 <= static_cast<std::int64_t>(std::numeric_limits<T>::max());
+      } else if constexpr (std::is_unsigned_v<T>) {
+        fits = low >= 0;
+      }
+    });
+  }
+  if (!fits) {
     throw InvalidArgumentError("random_", "[" + std::to_string(low) + ", " +
                                               std::to_string(high) + ") does not fit " +
                                               t.description());

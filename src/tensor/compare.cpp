@@ -31,6 +31,7 @@ std::int64_t mismatches(const Tensor& a, const Tensor& b, const Shape& shape, bo
 void check_pair(const Tensor& a, const Tensor& b, const char* api) {
   a.check_defined(api);
   b.check_defined(api);
+  check_computing(a.dtype(), api);
   if (a.dtype() != b.dtype() || a.device() != b.device()) {
     throw InvalidArgumentError(api, "compares tensors of one dtype and device, got " +
                                         a.description() + " and " + b.description());

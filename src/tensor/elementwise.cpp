@@ -30,6 +30,7 @@ namespace {
 
 void check_arith(const Tensor& a, const char* api, bool floating_only) {
   a.check_defined(api);
+  check_computing(a.dtype(), api);
   if (a.dtype() == DType::bool_ || (floating_only && !is_floating(a.dtype()))) {
     throw InvalidArgumentError(api, std::string(floating_only ? "needs a floating dtype"
                                                               : "does not take bool tensors") +

@@ -54,6 +54,7 @@ Tensor arange(double start, double end, double step, const TensorOptions& option
                                              ", end " + std::to_string(end) + ", step " +
                                              std::to_string(step));
   }
+  check_computing(options.dtype, "arange");
   const auto n = static_cast<std::int64_t>(std::ceil((end - start) / step));
   Tensor t = empty({n}, options, stream);
   if (n == 0) return t;

@@ -168,7 +168,10 @@ Tensor matmul(const Tensor& a, const Tensor& b, OptionalStream stream) {
     return InvalidArgumentError("matmul", why + ": " + a.description() + " x " + b.description());
   };
   if (a.dtype() != b.dtype()) throw mismatch("dtypes differ");
-  if (!is_floating(a.dtype())) throw mismatch("needs float32, float16, bfloat16 or float64");
+  if (!is_floating(a.dtype()) || is_float8(a.dtype())) {
+    throw mismatch("needs float32, float16, bfloat16 or float64 (FP8 goes through tunable's "
+                   "scaled GEMM)");
+  }
   if (a.device() != b.device()) throw mismatch("tensors on different devices");
   if (a.dim() < 2 || a.dim() > 3 || b.dim() < 2 || b.dim() > 3 || (a.dim() == 2 && b.dim() == 3)) {
     throw mismatch("supports [m, k] x [k, n], [b, m, k] x [b, k, n] and [b, m, k] x [k, n]");

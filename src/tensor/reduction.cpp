@@ -31,6 +31,7 @@ void run_reduce(const Tensor& moved, std::int64_t length, Tensor& out, bool mean
 
 Tensor reduce_all(const Tensor& a, bool mean, const char* api, OptionalStream stream) {
   a.check_defined(api);
+  check_computing(a.dtype(), api);
   if (mean && (!is_floating(a.dtype()) || a.numel() == 0)) {
     throw InvalidArgumentError(api, "needs a non-empty floating tensor, got " + a.description());
   }
@@ -42,6 +43,7 @@ Tensor reduce_all(const Tensor& a, bool mean, const char* api, OptionalStream st
 Tensor reduce_dim(const Tensor& a, int dim, bool keepdim, bool mean, const char* api,
                   OptionalStream stream) {
   a.check_defined(api);
+  check_computing(a.dtype(), api);
   if (a.dim() == 0) {
     throw InvalidArgumentError(api, "cannot reduce a dimension of a 0-dim tensor");
   }

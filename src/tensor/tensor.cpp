@@ -250,6 +250,19 @@ Tensor Tensor::view_as(DType dtype) const {
   return Tensor(storage_, dtype, sizes_, strides_, offset_);
 }
 
+Tensor Tensor::view_as_real() const {
+  check_defined("Tensor::view_as_real");
+  if (!is_complex(dtype_)) {
+    throw InvalidArgumentError("Tensor::view_as_real", "expects a complex tensor, got " + description());
+  }
+  Shape sizes = sizes_, strides = strides_;
+  for (std::int64_t& s : strides) s *= 2;
+  sizes.push_back(2);
+  strides.push_back(1);
+  return Tensor(storage_, dtype_ == DType::complex64 ? DType::float32 : DType::float64, std::move(sizes),
+                std::move(strides), offset_ * 2);
+}
+
 StreamRef Tensor::stream_or_current(OptionalStream stream) const {
   const Device dev = device();
   if (dev.is_cpu()) {
@@ -286,8 +299,10 @@ static void copy_on_device(Tensor& dst, const Tensor& src, OptionalStream stream
   detail::ElementwiseArgs args;
   args.arity = 1;
   args.op = static_cast<std::uint8_t>(detail::UnaryOp::cast);
-  args.out_dtype = dst.dtype();
-  args.in_dtype = src.dtype();
+  // float4_e2m1fn_x2 only copies to itself (copy_ checks): its bytes move as uint8.
+  const bool packed = dst.dtype() == DType::float4_e2m1fn_x2;
+  args.out_dtype = packed ? DType::uint8 : dst.dtype();
+  args.in_dtype = packed ? DType::uint8 : src.dtype();
   args.numel = dst.numel();
   args.out = dst.data_ptr();
   args.in[0] = src.data_ptr();
@@ -312,6 +327,12 @@ Tensor& Tensor::copy_(const Tensor& src, OptionalStream stream, bool non_blockin
   if (!fits) {
     throw InvalidArgumentError("Tensor::copy_", "cannot copy " + src.description() + " into " +
                                                     description() + ": shapes do not match");
+  }
+  if (!can_cast(src.dtype_, dtype_)) {
+    throw InvalidArgumentError("Tensor::copy_", "cannot convert " + src.description() + " to " +
+                                                    std::string(dtype_name(dtype_)) +
+                                                    ": float4_e2m1fn_x2 is storage only and "
+                                                    "copies to itself alone, as in torch");
   }
   const Device dst_dev = device(), src_dev = src.device();
   if (dst_dev == src_dev) {
@@ -387,11 +408,16 @@ double Tensor::item(OptionalStream stream) const {
 
 Tensor& Tensor::fill_(double value, OptionalStream stream) {
   check_defined("Tensor::fill_");
+  const bool packed = dtype_ == DType::float4_e2m1fn_x2;
+  if (packed && value != 0) {
+    throw InvalidArgumentError("Tensor::fill_", "float4_e2m1fn_x2 is storage only: it fills with "
+                                                "0 alone, got " + std::to_string(value));
+  }
   if (numel() == 0) return *this;
   detail::ElementwiseArgs args;
   args.arity = 0;
   args.op = static_cast<std::uint8_t>(detail::NullaryOp::fill);
-  args.out_dtype = dtype_;
+  args.out_dtype = packed ? DType::uint8 : dtype_;  // zero bits are two zeros
   args.numel = numel();
   args.out = data_ptr();
   args.out_index = detail::make_indexer(*this);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -31,7 +32,9 @@ using cudakit::testing::expect_refused;
 using tensor::DType;
 
 constexpr DType kAllDtypes[] = {DType::float32, DType::float16, DType::bfloat16, DType::float64,
-                                DType::int32,   DType::int64,   DType::uint8,    DType::bool_};
+                                DType::int32,   DType::int64,   DType::uint8,    DType::bool_,
+                                DType::int8,    DType::int16,   DType::uint16,   DType::uint32,
+                                DType::uint64};
 
 // Compiles through the process's kernel store with no disk cache: NVRTC runs (once per source),
 // and nothing is written outside the test.
@@ -162,9 +165,18 @@ TEST(JitTypePromotion, FollowsTorchsRules) {
   EXPECT_EQ(promote_types(DType::bool_, DType::uint8), DType::uint8);
   EXPECT_EQ(promote_types(DType::int32, DType::int64), DType::int64);
   EXPECT_EQ(promote_types(DType::bool_, DType::bool_), DType::bool_);
+  // Symmetric, refusals included (uint16/32/64 promote with floating types only, as in torch).
+  const auto promoted = [](DType a, DType b) -> std::optional<DType> {
+    try {
+      return promote_types(a, b);
+    } catch (const InvalidArgumentError&) {
+      return std::nullopt;
+    }
+  };
   for (DType a : kAllDtypes) {
-    for (DType b : kAllDtypes) EXPECT_EQ(promote_types(a, b), promote_types(b, a));
+    for (DType b : kAllDtypes) EXPECT_EQ(promoted(a, b), promoted(b, a));
   }
+  EXPECT_EQ(promoted(DType::uint32, DType::int32), std::nullopt);
   using detail::promote;
   const auto of = [](std::vector<InputType> v) { return promote(v); };
   // A host number counts only where its kind is above every tensor's.
@@ -225,6 +237,11 @@ TEST(JitArguments, AreCheckedBeforeAnyCompilation) {
   expect_refused([&] { (void)fn.call({1.0, 2.0}, {.scalars = {{"beta", 3}}}); },
                  "unknown scalar parameter `beta` (= 3 (int64)); this function's are: alpha");
   expect_refused([&] { (void)fn.call({1.0, 2.0}); }, "every input is a host scalar");
+  // Kernels compute in C++ types: FP8, complex and packed FP4 inputs have none.
+  const tensor::Tensor f8 = tensor::zeros({3}, {.dtype = DType::float8_e4m3fn});
+  expect_refused([&] { (void)fn.call({f8, c}); }, "is not defined for float8_e4m3fn tensors");
+  const tensor::Tensor z = tensor::zeros({3}, {.dtype = DType::complex64});
+  expect_refused([&] { (void)fn.call({c, z}); }, "is not defined for complex64 tensors");
   expect_refused([&] { (void)fn.compile({.inputs = {{DType::float32}}}, 90); }, "the variant has 1 inputs, the function takes 2");
   expect_refused([] { (void)create_jit_reduction("template <typename T> T id(T x) { return x; }",
                                                  "template <typename T> T neg(T a) { return -a; }", "0"); },

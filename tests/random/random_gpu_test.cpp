@@ -45,6 +45,7 @@ const Dist kRandintWide{"randint64", [](Tensor& t, rnd::Generator& g) {
 // The bits of `t` as an integer tensor (exact comparison, -0 != +0), where a dtype of that size
 // exists; float16/bfloat16 compare by value.
 Tensor bits(const Tensor& t) {
+  if (ten::is_complex(t.dtype())) return bits(t.view_as_real());
   switch (ten::element_size(t.dtype())) {
     case 4: return t.view_as(DType::int32);
     case 8: return t.view_as(DType::int64);
@@ -104,6 +105,21 @@ TEST(RandomGpu, BitIdenticalToCpuOtherDtypesAndDistributions) {
                            5, 0, "n=" + std::to_string(n));
       expect_bit_identical(kBernoulli, dtype, [&](Device dev) { return ten::empty({n}, {dtype, dev}); },
                            5, 0, "n=" + std::to_string(n));
+    }
+  }
+  // The narrow and unsigned integers; complex draws both parts (as torch).
+  for (const DType dtype : {DType::int8, DType::int16, DType::uint16, DType::uint32, DType::uint64}) {
+    for (const std::int64_t n : sizes) {
+      expect_bit_identical(kRandint, dtype, [&](Device dev) { return ten::empty({n}, {dtype, dev}); },
+                           6, 0, "n=" + std::to_string(n));
+    }
+  }
+  for (const DType dtype : {DType::complex64, DType::complex128}) {
+    for (const Dist& d : {kUniform, kUniformRange, kNormal, kNormalShifted}) {
+      for (const std::int64_t n : sizes) {
+        expect_bit_identical(d, dtype, [&](Device dev) { return ten::empty({n}, {dtype, dev}); },
+                             7, 11, "n=" + std::to_string(n));
+      }
     }
   }
   expect_bit_identical(kRandintWide, DType::int64,

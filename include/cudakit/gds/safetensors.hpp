@@ -23,10 +23,13 @@ namespace cudakit::gds {
 
 struct SafetensorsEntry {
   std::string name;
-  std::string dtype;                // as the file spells it: "F32", "BF16", "I64", ...
-  std::size_t element_size = 0;     // bytes per element of that dtype
-  std::optional<tensor::DType> cudakit_dtype;  // none for dtypes cudakit's tensor lacks (F8_E4M3, ...)
-  std::vector<std::int64_t> shape;
+  std::string dtype;                // as the file spells it: "F32", "BF16", "F8_E4M3", ...
+  std::size_t element_size = 0;     // bytes per element of that dtype; 0 for F4 and F6_* (see bits)
+  int bits = 0;                     // bits per element: 4 (F4), 6 (F6_*), 8, 16, 32 or 64
+  // The tensor's dtype in cudakit; none for F6_E2M3, F6_E3M2, F8_E4M3FNUZ and F8_E5M2FNUZ.
+  // See Note [safetensors dtypes].
+  std::optional<tensor::DType> cudakit_dtype;
+  std::vector<std::int64_t> shape;  // as the header has it: elements (F4: values, two per byte)
   std::uint64_t begin = 0;          // data_offsets, relative to the data section
   std::uint64_t end = 0;
 };
@@ -59,23 +62,46 @@ struct SafetensorsLoad {
   std::map<std::string, tensor::Tensor> tensors;
   std::map<std::string, std::string> metadata;
   IoReport report;  // the tensors' batched load (the header read is not counted)
+  // With raw_unknown_dtypes: the header entries of the tensors loaded as their raw bytes.
+  std::vector<SafetensorsEntry> raw;
+};
+
+// How load_safetensors converts what it reads.
+struct SafetensorsReadOptions {
+  // Every float16, bfloat16, float32 and float64 tensor is converted to this dtype on load (the
+  // model's dtype); FP8, integer, bool and complex tensors keep theirs, as FP8 weights mean
+  // something only with their scales.
+  std::optional<tensor::DType> dtype;
+  // Per tensor, by name: converts that tensor (any dtype that converts), before `dtype` applies.
+  std::map<std::string, tensor::DType> dtypes;
+  // A tensor whose dtype cudakit lacks (F6_*, the FNUZ FP8 formats) loads as its bytes: a 1-D
+  // uint8 tensor, its entry in SafetensorsLoad::raw. Without it, such a file is refused.
+  bool raw_unknown_dtypes = false;
 };
 
 // Loads every tensor of a safetensors file onto `device` (cpu or cuda), each read straight into
-// its tensor. @throws IoError / InvalidArgumentError from the header and the load, naming the
-// path; InvalidArgumentError for a dtype cudakit's tensor lacks.
+// its tensor (a converted one is read, then converted on `stream`).
+// @throws IoError / InvalidArgumentError from the header and the load, naming the path;
+// InvalidArgumentError naming the tensor and its dtype for a dtype cudakit's tensor lacks
+// (unless raw_unknown_dtypes) or a conversion that is not defined.
 [[nodiscard]] SafetensorsLoad load_safetensors(const std::filesystem::path& path, tensor::Device device,
+                                               GdsOptions options = GdsOptions::from_environment(),
+                                               OptionalStream stream = {});
+[[nodiscard]] SafetensorsLoad load_safetensors(const std::filesystem::path& path, tensor::Device device,
+                                               const SafetensorsReadOptions& read,
                                                GdsOptions options = GdsOptions::from_environment(),
                                                OptionalStream stream = {});
 
 // Writes `tensors` (contiguous, any device) as a safetensors file, in name order.
+// @throws InvalidArgumentError for complex128, which safetensors has no dtype for.
 IoReport save_safetensors(const std::filesystem::path& path,
                           const std::map<std::string, tensor::Tensor>& tensors,
                           const std::map<std::string, std::string>& metadata = {},
                           SaveOptions save = {}, GdsOptions options = GdsOptions::from_environment(),
                           OptionalStream stream = {});
 
-// "F32" for float32, ...: the safetensors name of a cudakit dtype.
+// "F32" for float32, "F8_E4M3" for float8_e4m3fn, ...: the safetensors name of a cudakit dtype;
+// "?" for complex128, which safetensors lacks.
 [[nodiscard]] const char* safetensors_dtype_name(tensor::DType dtype) noexcept;
 
 }  // namespace cudakit::gds

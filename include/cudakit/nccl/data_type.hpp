@@ -22,7 +22,8 @@ inline constexpr int kDataTypeCount = 12;
 // The name's type ("float32", "bfloat16", ...); nullopt for a name that is none.
 [[nodiscard]] std::optional<DataType> parse_data_type(std::string_view name) noexcept;
 // The NCCL type of a tensor dtype; bool travels as uint8 (see Note [Bool reductions] in
-// communicator.cpp).
-[[nodiscard]] DataType data_type_of(tensor::DType dtype) noexcept;
+// communicator.cpp). @throws InvalidArgumentError for a dtype NCCL has no type for (int16,
+// uint16, float8_e8m0fnu, complex, float4_e2m1fn_x2).
+[[nodiscard]] DataType data_type_of(tensor::DType dtype);
 
 }  // namespace cudakit::nccl

@@ -73,6 +73,9 @@ class Tensor {
                              std::int64_t step = 1) const;
   // Reinterprets the bytes as another dtype of the same element size (float32 <-> int32, ...).
   [[nodiscard]] Tensor view_as(DType dtype) const;
+  // torch.view_as_real: a complex64 (complex128) tensor's parts as float32 (float64) with a
+  // last dimension of 2. @throws InvalidArgumentError for a tensor that is not complex.
+  [[nodiscard]] Tensor view_as_real() const;
 
   // --- copies (queued on `stream`) ---
   // view() when possible, otherwise a contiguous copy with the new sizes.

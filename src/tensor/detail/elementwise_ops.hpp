@@ -113,13 +113,14 @@ inline constexpr bool is_arith_v = !std::is_same_v<T, bool>;
 template <class Backend>
 void dispatch_elementwise(const ElementwiseArgs& args, Backend&& backend) {
   if (args.arity == 0) {
-    visit_dtype(args.out_dtype, [&]<class T>() {
+    // fill takes every dtype that converts (arange is refused for the others before this).
+    visit_convertible_dtype(args.out_dtype, [&]<class T>() {
       backend.template nullary<T>(args, NullaryFunctor<T>{static_cast<NullaryOp>(args.op),
                                                           args.scalar0, args.scalar1});
     });
   } else if (args.arity == 1 && static_cast<UnaryOp>(args.op) == UnaryOp::cast) {
-    visit_dtype(args.out_dtype, [&]<class Out>() {
-      visit_dtype(args.in_dtype, [&]<class In>() {
+    visit_convertible_dtype(args.out_dtype, [&]<class Out>() {
+      visit_convertible_dtype(args.in_dtype, [&]<class In>() {
         backend.template unary<Out, In>(args, ConvertFunctor<Out, In>{});
       });
     });

@@ -1,0 +1,43 @@
+#pragma once
+// The element types of the dtypes that have no C++ arithmetic type: the three FP8 formats, the
+// two complex types and NVFP4's packed pair. Each is its stored bits (FP8, FP4) or its parts
+// (complex), laid out as torch, DLPack and safetensors store them; the conversions to and from
+// the other element types are in detail/convert.hpp. See Note [FP8 conversions].
+
+#include <cstdint>
+
+#include "cudakit/core/host_device.hpp"
+
+namespace cudakit::tensor {
+
+// E4M3 with no infinity and one NaN pattern per sign (0x7f, 0xff): finite values up to 448.
+struct float8_e4m3fn {
+  std::uint8_t bits;
+};
+// E5M2: IEEE-like, with infinities (0x7c, 0xfc) and NaNs; finite values up to 57344.
+struct float8_e5m2 {
+  std::uint8_t bits;
+};
+// E8M0: an unsigned power of two 2^(bits - 127), 0xff the NaN; OCP MX's block scale.
+struct float8_e8m0fnu {
+  std::uint8_t bits;
+};
+// Two E2M1 values packed in one byte (the first in the low nibble), as torch's
+// float4_e2m1fn_x2: storage only.
+struct float4_e2m1fn_x2 {
+  std::uint8_t bits;
+};
+
+// std::complex's layout (real part first), usable in kernels.
+struct alignas(8) complex64 {
+  float re;
+  float im;
+};
+struct alignas(16) complex128 {
+  double re;
+  double im;
+};
+
+static_assert(sizeof(float8_e4m3fn) == 1 && sizeof(complex64) == 8 && sizeof(complex128) == 16);
+
+}  // namespace cudakit::tensor

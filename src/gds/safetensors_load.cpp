@@ -1,0 +1,126 @@
+// load_safetensors: the header read and parsed, every tensor read straight into its place by
+// one batched GdsFile load, then the conversions asked for.
+
+#include <algorithm>
+
+#include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/error.hpp"
+#include "cudakit/gds/gds_file.hpp"
+#include "cudakit/gds/safetensors.hpp"
+#include "cudakit/tensor/factories.hpp"
+#include "gds/detail/utf8.hpp"
+
+namespace cudakit::gds {
+namespace {
+
+using cudakit::detail::concat;
+constexpr const char* kApi = "load_safetensors";
+
+[[noreturn]] void refuse(const std::filesystem::path& path, const std::string& what) {
+  throw InvalidArgumentError(kApi, detail::escape_invalid_utf8(concat(path.string(), ": ", what)));
+}
+
+// Whether an F4 tensor's values pair up into float4_e2m1fn_x2 bytes along its last dimension.
+bool pairs_up(const SafetensorsEntry& entry) {
+  return entry.cudakit_dtype != tensor::DType::float4_e2m1fn_x2 ||
+         (!entry.shape.empty() && entry.shape.back() % 2 == 0);
+}
+
+// Whether `entry` has no cudakit tensor: a dtype cudakit lacks, or F4 values that do not pair.
+bool loads_as_bytes(const SafetensorsEntry& entry) { return !entry.cudakit_dtype || !pairs_up(entry); }
+
+// The tensor's shape: the header's, but for F4, whose values pair up in float4_e2m1fn_x2
+// elements along the last dimension. See Note [safetensors dtypes].
+tensor::Shape tensor_shape(const SafetensorsEntry& entry) {
+  tensor::Shape shape = entry.shape;
+  if (entry.cudakit_dtype == tensor::DType::float4_e2m1fn_x2) shape.back() /= 2;
+  return shape;
+}
+
+// The dtype `entry` ends up in after the conversions asked for, if any.
+std::optional<tensor::DType> target_dtype(const SafetensorsEntry& entry, const SafetensorsReadOptions& read) {
+  if (const auto named = read.dtypes.find(entry.name); named != read.dtypes.end()) return named->second;
+  const tensor::DType from = *entry.cudakit_dtype;
+  const bool model_float = from == tensor::DType::float16 || from == tensor::DType::bfloat16 ||
+                           from == tensor::DType::float32 || from == tensor::DType::float64;
+  if (read.dtype && model_float) return read.dtype;
+  return std::nullopt;
+}
+
+}  // namespace
+
+SafetensorsLoad load_safetensors(const std::filesystem::path& path, tensor::Device device, GdsOptions options,
+                                 OptionalStream stream) {
+  return load_safetensors(path, device, SafetensorsReadOptions{}, std::move(options), stream);
+}
+
+SafetensorsLoad load_safetensors(const std::filesystem::path& path, tensor::Device device,
+                                 const SafetensorsReadOptions& read, GdsOptions options, OptionalStream stream) {
+  GdsFile file(path, O_RDONLY, options);
+  const std::uint64_t size = file.size();
+  std::string start(std::min<std::uint64_t>(size, 8), '\0');
+  if (!start.empty()) (void)file.load(start.data(), start.size(), 0);
+  std::uint64_t length = 0;
+  try {
+    length = safetensors_header_length(start);
+  } catch (const InvalidArgumentError& error) {
+    refuse(path, error.what());
+  }
+  std::string bytes(std::min<std::uint64_t>(size, 8 + length), '\0');
+  (void)file.load(bytes.data(), bytes.size(), 0);
+  SafetensorsHeader header;
+  try {
+    header = parse_safetensors_header(bytes, size);
+  } catch (const InvalidArgumentError& error) {
+    refuse(path, error.what());
+  }
+  for (const auto& [name, dtype] : read.dtypes) {
+    const bool present = std::any_of(header.tensors.begin(), header.tensors.end(),
+                                     [&](const SafetensorsEntry& e) { return e.name == name; });
+    if (!present) refuse(path, concat("dtypes names tensor \"", name, "\", which the file does not hold"));
+  }
+  // Every check before the first byte moves: a refused file allocates and reads nothing.
+  for (const SafetensorsEntry& entry : header.tensors) {
+    if (loads_as_bytes(entry)) {
+      if (read.raw_unknown_dtypes) continue;
+      if (!entry.cudakit_dtype) {
+        refuse(path, concat("tensor \"", entry.name, "\" has dtype ", entry.dtype,
+                            ", which cudakit's tensor lacks (raw_unknown_dtypes=true loads its bytes as uint8)"));
+      }
+      refuse(path, concat("tensor \"", entry.name, "\" of dtype F4 has shape ", tensor::shape_string(entry.shape),
+                          ", whose last dimension does not pair its values into float4_e2m1fn_x2 bytes "
+                          "(raw_unknown_dtypes=true loads its bytes as uint8)"));
+    }
+    if (const auto to = target_dtype(entry, read); to && !tensor::can_cast(*entry.cudakit_dtype, *to)) {
+      refuse(path, concat("tensor \"", entry.name, "\" of dtype ", tensor::dtype_name(*entry.cudakit_dtype),
+                          " cannot be converted to ", tensor::dtype_name(*to)));
+    }
+  }
+  SafetensorsLoad out;
+  out.metadata = std::move(header.metadata);
+  std::vector<TensorAt> batch;
+  std::vector<std::pair<std::string, tensor::DType>> conversions;
+  for (const SafetensorsEntry& entry : header.tensors) {
+    tensor::Tensor t;
+    if (loads_as_bytes(entry)) {
+      t = tensor::empty({static_cast<std::int64_t>(entry.end - entry.begin)},
+                        {.dtype = tensor::DType::uint8, .device = device}, stream);
+      out.raw.push_back(entry);
+    } else {
+      t = tensor::empty(tensor_shape(entry), {.dtype = *entry.cudakit_dtype, .device = device}, stream);
+      if (const auto to = target_dtype(entry, read); to && *to != *entry.cudakit_dtype) {
+        conversions.emplace_back(entry.name, *to);
+      }
+    }
+    batch.push_back({t, header.data_offset + entry.begin});
+    out.tensors.emplace(entry.name, std::move(t));
+  }
+  out.report = file.load_batch(batch, stream);
+  for (const auto& [name, dtype] : conversions) {
+    tensor::Tensor& t = out.tensors.at(name);
+    t = t.to(dtype, stream);
+  }
+  return out;
+}
+
+}  // namespace cudakit::gds
