@@ -20,18 +20,29 @@ class SpinLock {
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
  private:
+  // Waits with exponential backoff: each look at the lock that finds it taken doubles the pauses
+  // before the next (up to kMaxPauses), so that many waiters do not all reach for the line the
+  // moment it is released; past that, the waiter yields its CPU (the holder may be descheduled).
   [[gnu::noinline]] void lock_contended() noexcept {
+    unsigned pauses = 1;
     for (;;) {
-      int spins = 0;
       while (locked_.load(std::memory_order_relaxed)) {
-        if (++spins > 64) std::this_thread::yield();
-#if defined(__x86_64__) || defined(__i386__)
-        else __builtin_ia32_pause();  // spin without flooding the line with reads
-#endif
+        if (pauses > kMaxPauses) {
+          std::this_thread::yield();
+          continue;
+        }
+        for (unsigned i = 0; i < pauses; ++i) pause();
+        pauses *= 2;
       }
       if (!locked_.exchange(true, std::memory_order_acquire)) return;
     }
   }
+  static void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();  // spin without flooding the line with reads
+#endif
+  }
+  static constexpr unsigned kMaxPauses = 64;
   std::atomic<bool> locked_{false};
 };
 
