@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/outside_input.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/gds/gds_file.hpp"
 #include "cudakit/tensor/factories.hpp"
@@ -110,12 +111,8 @@ SafetensorsHeader parse_safetensors_header(std::string_view bytes, std::optional
   if (header.data_offset > available) {
     refuse(concat("header of ", header.header_bytes, " bytes, but only ", available < 8 ? 0 : available - 8, " follow the length"));
   }
-  json document;
-  try {
-    document = json::parse(bytes.substr(8, header.header_bytes));
-  } catch (const json::exception& error) {
-    refuse(concat("the header is not JSON: ", error.what()));
-  }
+  const json document = cudakit::detail::parse_outside_json<json>(bytes.substr(8, header.header_bytes),
+                                                                  "the header", kApi);
   if (!document.is_object()) refuse("the header is not a JSON object");
   for (const auto& [name, value] : document.items()) {
     if (name == "__metadata__") {
