@@ -70,8 +70,9 @@ TraceMergeResult merge(std::string_view trace_json, const graphs::KernelAnnotati
 }  // namespace
 
 TraceMergeResult merge_trace_annotations(std::string_view trace_json,
-                                         const graphs::KernelAnnotations& annotations) {
-  return merge(trace_json, annotations, "trace");
+                                         const graphs::KernelAnnotations& annotations,
+                                         std::string_view source) {
+  return merge(trace_json, annotations, source);
 }
 
 TraceMergeResult merge_trace_annotation_files(const std::string& trace_path,

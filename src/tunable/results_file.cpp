@@ -38,8 +38,12 @@ void for_each_line(std::string_view text, LineFn&& line_fn) {
   }
 }
 
+// A problem for a message: its line, and at most a few hundred bytes of what the parser said
+// (which quotes the line).
 std::string problem(std::size_t line, std::string_view what) {
-  return cudakit::detail::concat("line ", line, ": ", what);
+  constexpr std::size_t kMost = 400;
+  if (what.size() <= kMost) return cudakit::detail::concat("line ", line, ": ", what);
+  return cudakit::detail::concat("line ", line, ": ", what.substr(0, kMost), "... (", what.size(), " bytes)");
 }
 
 }  // namespace
@@ -138,6 +142,14 @@ UntunedFileContents parse_untuned_file(std::string_view text) {
   std::set<std::string> seen;
   for_each_line(text, [&](std::size_t number, std::string_view line) {
     const std::vector<std::string_view> fields = split_fields(line);
+    // Its GEMM lines would read as untuned ones; a run would then tune what it had tuned.
+    if (fields[0] == "Validator") {
+      throw InvalidArgumentError(
+          "parse_untuned_file",
+          cudakit::detail::concat("line ", number, " is a Validator line: this is a results file "
+                                  "(CUDAKIT_TUNABLEOP_FILENAME), not an untuned file "
+                                  "(CUDAKIT_TUNABLEOP_UNTUNED_FILENAME, OpName,ParamsSignature lines)"));
+    }
     if (fields.size() < 2) {
       contents.problems.push_back(problem(number, "expected OpName,ParamsSignature"));
       return;

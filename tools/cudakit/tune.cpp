@@ -3,8 +3,12 @@
 // (CUDAKIT_TUNABLEOP_FILENAME). With --devices, the GPUs split the keys, one thread each.
 // A progress bar with the time left goes to stderr.
 
+#include <algorithm>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -16,6 +20,7 @@
 #include "cudakit/tunable/results_file.hpp"
 #include "cudakit/tunable/tunable.hpp"
 #include "errors.hpp"
+#include "output_file.hpp"
 
 namespace cudakit::cli {
 namespace {
@@ -41,7 +46,12 @@ int run_tune(const TuneOptions& o) {
   require_distinct_files("--output", o.output, "UNTUNED", o.untuned);
   const tunable::UntunedFileContents contents =
       tunable::parse_untuned_file(cudakit::detail::read_text_file(o.untuned, "cudakit tune"));
-  for (const std::string& problem : contents.problems) std::cerr << o.untuned << ": " << problem << " (skipped)\n";
+  // The first problems, then their count: a file of garbage is not echoed line by line.
+  constexpr std::size_t kProblemsShown = 20;
+  for (std::size_t i = 0; i < std::min(contents.problems.size(), kProblemsShown); ++i)
+    std::cerr << o.untuned << ": " << contents.problems[i] << " (skipped)\n";
+  if (contents.problems.size() > kProblemsShown)
+    std::cerr << o.untuned << ": " << contents.problems.size() - kProblemsShown << " more lines skipped\n";
   if (contents.keys.empty()) throw std::runtime_error(o.untuned + " names no GEMM to tune");
   if (!is_available()) throw std::runtime_error("tuning needs a CUDA device and this machine has none");
   tunable::TuningOptions options = tunable::options();
@@ -56,8 +66,28 @@ int run_tune(const TuneOptions& o) {
   const int tuned = tunable::mgpu_tune_gemm_in_file(o.untuned, o.devices, "", [&](int done, int total) {
     draw_progress(done, total, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   });
-  tunable::write_file(o.output, o.devices == 1 ? current_device() : 0);
-  std::cout << "tuned " << tuned << " of " << contents.keys.size() << " GEMMs; results in " << o.output << "\n";
+  const int device = o.devices == 1 ? current_device() : 0;
+  if (o.output == kStandardOutput) {
+    // The library writes results files only; standard output gets a copy of one.
+    const std::string temporary =
+        (std::filesystem::temp_directory_path() / ("cudakit-tune-" + std::to_string(::getpid()) + ".csv")).string();
+    tunable::write_file(temporary, device);
+    std::string text;
+    try {
+      text = cudakit::detail::read_text_file(temporary, "cudakit tune");
+    } catch (...) {
+      std::filesystem::remove(temporary);
+      throw;
+    }
+    std::filesystem::remove(temporary);
+    OutputFile out(o.output);
+    out.write(text);
+    out.commit();
+  } else {
+    tunable::write_file(o.output, device);
+  }
+  (o.output == kStandardOutput ? std::cerr : std::cout) << "tuned " << tuned << " of " << contents.keys.size() << " GEMMs; results in "
+            << (o.output == kStandardOutput ? "standard output" : o.output) << "\n";
   return tuned == static_cast<int>(contents.keys.size()) ? 0 : 1;
 }
 
@@ -68,7 +98,7 @@ const RegisterCommand kTune(
       command.add_option("UNTUNED", options->untuned, "untuned file (OpName,ParamsSignature lines)")
           ->required()
           ->check(readable_file());
-      command.add_option("-o,--output", options->output, "results file to write")->required()->check(writable_file());
+      command.add_option("-o,--output", options->output, "results file to write (- for standard output)")->required()->check(writable_file());
       command.add_option("--devices", options->devices, "GPUs that split the work (0: all)")
           ->capture_default_str()
           ->transform(integer_in("a device count", 0, 1024));

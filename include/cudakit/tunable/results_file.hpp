@@ -59,6 +59,7 @@ struct UntunedFileContents {
   std::vector<std::string> problems;
 };
 // Parses an untuned file: OpName,ParamsSignature lines (further fields ignored).
+// @throws InvalidArgumentError for a results file (one with Validator lines).
 [[nodiscard]] UntunedFileContents parse_untuned_file(std::string_view text);
 // "OpName,ParamsSignature" for an untuned file, without the newline.
 [[nodiscard]] std::string format_untuned_line(const GemmKey& key);
