@@ -84,9 +84,10 @@ struct AllocTraceReader::State {
     int error = Z_OK;
     const char* message = gzerror(gz, &error);
     if (n < 0 || (error != Z_OK && error != Z_BUF_ERROR)) {
-      throw InvalidArgumentError(
-          kApi, detail::concat(name, ": cannot read: ",
-                               error == Z_ERRNO ? std::strerror(errno) : std::string(message)));
+      // zlib's message starts with the path again.
+      std::string_view reason = error == Z_ERRNO ? std::strerror(errno) : message;
+      if (reason.starts_with(name + ": ")) reason.remove_prefix(name.size() + 2);
+      throw InvalidArgumentError(kApi, detail::concat(name, ": cannot read: ", reason));
     }
     if (n > 0) {
       buffer.append(chunk, static_cast<std::size_t>(n));

@@ -29,8 +29,7 @@ TEST(MemoryFuzzFindings, CorruptGzipTraceNamesZlibsError) {
                     ("cudakit_corrupt_trace_" + std::to_string(::getpid()) + ".csv.gz");
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(corrupt), sizeof corrupt);
-  // zlib's message names the path again: "cannot read 'P': P: incorrect data check".
-  expect_refused([&] { (void)load_alloc_trace(path.string()); }, "cannot read '" + path.string());
+  expect_refused([&] { (void)load_alloc_trace(path.string()); }, path.string() + ": cannot read: ");
   expect_refused([&] { (void)load_alloc_trace(path.string()); }, "incorrect data check");
   std::filesystem::remove(path);
 }

@@ -92,10 +92,18 @@ CLI::Validator allocator_options() {
       "KEY:VALUE,...");
 }
 
-// "4294967296 bytes (4 GiB)".
+// "4294967296 bytes (4 GiB)", "1024 bytes (1 KiB)".
 std::string bytes_in_words(std::uint64_t bytes) {
+  constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 6) {
+    value /= 1024;
+    ++unit;
+  }
   std::ostringstream out;
-  out << bytes << " bytes (" << std::setprecision(3) << static_cast<double>(bytes) / (1ull << 30) << " GiB)";
+  out << bytes << " bytes";
+  if (unit > 0) out << " (" << std::setprecision(3) << value << " " << kUnits[unit] << ")";
   return out.str();
 }
 

@@ -1,6 +1,7 @@
 // cudakit: the command-line tool. Each subcommand lives in its own file and registers itself.
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -35,6 +36,9 @@ int main(int argc, char** argv) {
     *runner = registration.setup(*command);
     command->callback([&run, runner] { run = *runner; });
   }
+  // A file-size limit (`ulimit -f`) makes a write fail like a full disk, rather than kill the tool
+  // with SIGXFSZ mid-write; the failure is then told (Note [Writing outputs]).
+  std::signal(SIGXFSZ, SIG_IGN);
   // A CUDAKIT_LOG_LEVEL that is no level is reported now, not at the first record (which a
   // command that logs nothing never writes).
   (void)cudakit::log_level();
@@ -46,8 +50,10 @@ int main(int argc, char** argv) {
   // Every failure is told as "cudakit SUBCOMMAND: what went wrong".
   const std::string where = command_path(app);
   int status = kFailure;
+  bool told = true;  // a failure was reported already
   try {
     status = run ? run() : 0;
+    told = false;
   } catch (const UsageError& e) {
     std::cerr << where << ": " << e.what() << "\n";
     return kUsageError;
@@ -62,8 +68,10 @@ int main(int argc, char** argv) {
   errno = 0;
   if (!std::cout.flush() || std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
     const int error = errno;
-    std::cerr << where << ": cannot write to standard output"
-              << (error != 0 ? std::string(": ") + std::strerror(error) : std::string()) << "\n";
+    if (!told) {
+      std::cerr << where << ": cannot write to standard output"
+                << (error != 0 ? std::string(": ") + std::strerror(error) : std::string()) << "\n";
+    }
     return kFailure;
   }
   return status;

@@ -24,7 +24,7 @@ int run_memviz(const MemvizOptions& options) {
   require_distinct_files("--output", options.output, "SNAPSHOT", options.snapshot);
   // Made first, so that an output that cannot be written fails before the work.
   OutputFile out(options.output);
-  const std::string text = cudakit::detail::read_text_file(options.snapshot, "cudakit memviz");
+  const std::string text = cudakit::detail::read_text_file(options.snapshot, "read_text_file");
   std::string page;
   try {
     page = memory::render_memviz_html(text);

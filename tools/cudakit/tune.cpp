@@ -45,7 +45,7 @@ void draw_progress(int done, int total, double elapsed_s) {
 int run_tune(const TuneOptions& o) {
   require_distinct_files("--output", o.output, "UNTUNED", o.untuned);
   const tunable::UntunedFileContents contents =
-      tunable::parse_untuned_file(cudakit::detail::read_text_file(o.untuned, "cudakit tune"));
+      tunable::parse_untuned_file(cudakit::detail::read_text_file(o.untuned, "read_text_file"));
   // The first problems, then their count: a file of garbage is not echoed line by line.
   constexpr std::size_t kProblemsShown = 20;
   for (std::size_t i = 0; i < std::min(contents.problems.size(), kProblemsShown); ++i)
@@ -74,7 +74,7 @@ int run_tune(const TuneOptions& o) {
     tunable::write_file(temporary, device);
     std::string text;
     try {
-      text = cudakit::detail::read_text_file(temporary, "cudakit tune");
+      text = cudakit::detail::read_text_file(temporary, "read_text_file");
     } catch (...) {
       std::filesystem::remove(temporary);
       throw;
