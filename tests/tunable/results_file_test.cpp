@@ -143,5 +143,13 @@ TEST(UntunedFile, ProblemsAreShortWhateverTheLine) {
   EXPECT_TRUE(c.problems[0].starts_with("line 1: ")) << c.problems[0].substr(0, 200);
 }
 
+TEST(UntunedFile, AFileOfGarbageIsToldInAFewProblems) {
+  std::string text;
+  for (int i = 0; i < 10000; ++i) text += "garbage\n";
+  const UntunedFileContents c = parse_untuned_file(text);
+  ASSERT_EQ(c.problems.size(), 21u);
+  EXPECT_EQ(c.problems[20], "9980 more lines with problems");
+}
+
 }  // namespace
 }  // namespace cudakit::tunable

@@ -46,12 +46,7 @@ int run_tune(const TuneOptions& o) {
   require_distinct_files("--output", o.output, "UNTUNED", o.untuned);
   const tunable::UntunedFileContents contents =
       tunable::parse_untuned_file(cudakit::detail::read_text_file(o.untuned, "read_text_file"));
-  // The first problems, then their count: a file of garbage is not echoed line by line.
-  constexpr std::size_t kProblemsShown = 20;
-  for (std::size_t i = 0; i < std::min(contents.problems.size(), kProblemsShown); ++i)
-    std::cerr << o.untuned << ": " << contents.problems[i] << " (skipped)\n";
-  if (contents.problems.size() > kProblemsShown)
-    std::cerr << o.untuned << ": " << contents.problems.size() - kProblemsShown << " more lines skipped\n";
+  for (const std::string& problem : contents.problems) std::cerr << o.untuned << ": " << problem << " (skipped)\n";
   if (contents.keys.empty()) throw std::runtime_error(o.untuned + " names no GEMM to tune");
   if (!is_available()) throw std::runtime_error("tuning needs a CUDA device and this machine has none");
   tunable::TuningOptions options = tunable::options();
