@@ -130,6 +130,11 @@ std::string read_input_file(const std::string& path, const char* api, std::uint6
       refuse(api, path, concat("holds more than the ", limit,
                                " bytes this reader takes (CUDAKIT_INPUT_MAX_BYTES sets the limit)"));
     }
+    // Growth by doubling, but never past the limit: a stream near it holds the limit, not twice.
+    if (text.capacity() < text.size() + got.size()) {
+      text.reserve(static_cast<std::size_t>(
+          std::min<std::uint64_t>(std::max<std::uint64_t>(2 * text.capacity(), text.size() + got.size()), limit)));
+    }
     text.append(got);
   }
   return text;

@@ -108,8 +108,9 @@ struct AllocTraceReader::State {
       const std::size_t length = (newline == std::string::npos ? buffer.size() : newline) - pos;
       if (length > kMaxLineBytes) {
         ++line;
-        fail(detail::concat("the line is longer than ", kMaxLineBytes, " bytes, which no trace line is"),
-             std::string_view(buffer).substr(pos, length));
+        fail(detail::concat("the line is longer than ", kMaxLineBytes, " bytes, which no trace line is (it starts ",
+                            detail::quote_input(std::string_view(buffer).substr(pos, detail::kQuotedInputBytes)),
+                            ")"));
       }
       if (newline != std::string::npos || (at_end && pos < buffer.size())) {
         out = std::string_view(buffer).substr(pos, length);

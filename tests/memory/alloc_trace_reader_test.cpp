@@ -2,7 +2,6 @@
 // header and the thread column, gzip read to its end, slots reused so memory follows what is
 // live, bounded lines and messages, and the streamed replay (its timing, its failures).
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "cudakit/memory/alloc_replay.hpp"
 #include "cudakit/memory/alloc_trace.hpp"
 #include "support/expect_refused.hpp"
+#include "support/gzip.hpp"
 #include "support/paths.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/test_files.hpp"
@@ -26,21 +26,8 @@ using cudakit::testing::expect_refused;
 using cudakit::testing::ScratchDir;
 using cudakit::testing::write_file;
 
-// `text` gzip-compressed: whole, or flushed and cut there (no trailer), or its header alone.
-enum class Gzip { whole, cut_after_flush, header_only };
-std::string gzip(const std::string& text, Gzip form) {
-  z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
-  std::string out(text.size() + 1024, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, form == Gzip::whole ? Z_FINISH : Z_SYNC_FLUSH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return form == Gzip::header_only ? out.substr(0, 10) : out;
-}
+using cudakit::testing::Gzip;
+using cudakit::testing::gzip;
 
 // `n` allocations on two streams, each freed two operations later: at most two live at once.
 std::string churn(int n) {

@@ -23,9 +23,9 @@
 #include <string>
 #include <thread>
 #include <vector>
-#include <zlib.h>
 
 #include "support/cudakit_cli.hpp"
+#include "support/gzip.hpp"
 #include "support/paths.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/test_files.hpp"
@@ -61,21 +61,8 @@ std::string trace_with_args(const std::string& extra) {
          extra + "}}]}";
 }
 
-// A gzip stream of `text`: whole, or cut after a flush (no trailer), or its header alone.
-enum class Gzip { whole, cut_after_flush, header_only };
-std::string gzip(const std::string& text, Gzip form) {
-  z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
-  std::string out(text.size() + 1024, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, form == Gzip::whole ? Z_FINISH : Z_SYNC_FLUSH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return form == Gzip::header_only ? out.substr(0, 10) : out;
-}
+using cudakit::testing::Gzip;
+using cudakit::testing::gzip;
 
 std::string two_stream_trace() {
   std::string text = "op,id,size,stream\n";

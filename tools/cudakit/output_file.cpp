@@ -14,6 +14,7 @@
 #include <iostream>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
 
@@ -39,7 +40,7 @@ using cudakit::detail::concat;
 // pointer to an OutputFile's temp_ string, which outlives its slot.
 std::array<std::atomic<const char*>, 8> g_temporaries{};
 
-extern "C" void remove_temporaries_and_reraise(int signal_number) {
+void remove_temporaries_and_reraise(int signal_number) {
   for (auto& slot : g_temporaries) {
     if (const char* path = slot.load()) ::unlink(path);
   }
