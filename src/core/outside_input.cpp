@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
@@ -108,7 +109,17 @@ std::string read_input_file(const std::string& path, const char* api, std::uint6
     }
   }
   std::string text;
-  if (S_ISREG(st.st_mode)) text.reserve(static_cast<std::size_t>(st.st_size));
+  if (S_ISREG(st.st_mode)) {
+    text.reserve(static_cast<std::size_t>(st.st_size));
+  } else {
+    // A pipe's length is unknown: the limit is reserved as address space (a large allocation is
+    // mapped, and untouched pages take no memory), so the text never moves and a stream takes
+    // what it sent, not the two copies that growth by doubling holds at once.
+    try {
+      text.reserve(static_cast<std::size_t>(limit));
+    } catch (const std::bad_alloc&) {  // `ulimit -v` below the limit: grow as it comes
+    }
+  }
   char chunk[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd, chunk, sizeof chunk);
@@ -129,11 +140,6 @@ std::string read_input_file(const std::string& path, const char* api, std::uint6
     if (text.size() + got.size() > limit) {
       refuse(api, path, concat("holds more than the ", limit,
                                " bytes this reader takes (CUDAKIT_INPUT_MAX_BYTES sets the limit)"));
-    }
-    // Growth by doubling, but never past the limit: a stream near it holds the limit, not twice.
-    if (text.capacity() < text.size() + got.size()) {
-      text.reserve(static_cast<std::size_t>(
-          std::min<std::uint64_t>(std::max<std::uint64_t>(2 * text.capacity(), text.size() + got.size()), limit)));
     }
     text.append(got);
   }

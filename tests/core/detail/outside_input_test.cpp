@@ -75,7 +75,13 @@ TEST(OutsideInput, ParserMessagesQuoteTheInputBriefly) {
     EXPECT_EQ(what.find("last read"), std::string::npos) << what;
   }
   expect_refused([] { (void)parse_outside_json<nlohmann::json>("[1e400]", "f.json", "api"); },
-                 "f.json: not valid JSON: ");
+                 "f.json: not valid JSON: number overflow parsing '1e400'");
+  try {  // the parser quotes the whole number: cut
+    (void)parse_outside_json<nlohmann::json>("[1" + std::string(300000, '0') + "e400]", "f.json", "api");
+    FAIL() << "accepted";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 500u);
+  }
   EXPECT_EQ(parse_outside_json<nlohmann::json>("{\"a\": [1]}", "f.json", "api")["a"][0], 1);
 }
 

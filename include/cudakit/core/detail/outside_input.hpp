@@ -70,7 +70,10 @@ template <class Json>
     std::string_view reason = e.what();
     if (const std::size_t close = reason.find("] "); reason.starts_with("[json.") && close != reason.npos)
       reason.remove_prefix(close + 2);
-    throw InvalidArgumentError(api, concat(source, ": not valid JSON: ", quote_input(reason)));
+    // Its message quotes the token (a number of any length): cut to the quoting limit.
+    const bool cut = reason.size() > kQuotedInputBytes;
+    throw InvalidArgumentError(api, concat(source, ": not valid JSON: ", reason.substr(0, kQuotedInputBytes),
+                                           cut ? "..." : ""));
   }
 }
 
