@@ -12,6 +12,7 @@
 
 #include "command.hpp"
 #include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/detail/outside_input.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/stream.hpp"
@@ -85,8 +86,8 @@ CLI::Validator allocator_options() {
           (void)memory::AllocatorConfig::parse(text);
           return std::string();
         } catch (const InvalidArgumentError& e) {
-          return "takes allocator options in CUDAKIT_ALLOC_CONF syntax (key:value,...), not '" +
-                 text + "': " + e.what();
+          return "takes allocator options in CUDAKIT_ALLOC_CONF syntax (key:value,...), not " +
+                 cudakit::detail::quote_input(text) + ": " + e.what();
         }
       },
       "KEY:VALUE,...");

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/outside_input.hpp"
 #include "output_file.hpp"
 
 namespace cudakit::cli {
@@ -87,9 +88,10 @@ std::optional<T> read_number(const std::string& text) {
   return value;
 }
 
-// A check's complaint: what the option takes, then what it was given.
+// A check's complaint: what the option takes, then what it was given (quoted as every message
+// quotes input: at most ~200 bytes, escaped).
 std::string refused(const std::string& takes, const std::string& value) {
-  return concat(takes, ", not '", value, "'");
+  return concat(takes, ", not ", cudakit::detail::quote_input(value));
 }
 
 // The shortest text that reads back as `v` ("0.01", "1048576"; a stream would write 1.04858e+06).

@@ -49,6 +49,10 @@ int run_tune(const TuneOptions& o) {
   for (const std::string& problem : contents.problems) std::cerr << o.untuned << ": " << problem << " (skipped)\n";
   if (contents.keys.empty()) throw std::runtime_error(o.untuned + " names no GEMM to tune");
   if (!is_available()) throw std::runtime_error("tuning needs a CUDA device and this machine has none");
+  if (o.devices > device_count()) {
+    throw UsageError("--devices " + std::to_string(o.devices) + " asks for more GPUs than this machine's " +
+                     std::to_string(device_count()) + " (0 takes them all)");
+  }
   tunable::TuningOptions options = tunable::options();
   options.enabled = true;
   options.tuning = true;
