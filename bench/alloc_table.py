@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Joins the allocator benchmarks' JSON lines into the README's side-by-side table. Where an
+"""Joins the allocator benchmarks' JSON lines into the performance report's side-by-side table. Where an
 allocator ran in several processes (scripts/device-bench.sh alternates cudakit and torch), each
 cell is the median over its processes and the table says how many there were."""
 import json, statistics, sys

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Joins the jiterator benchmarks' JSON lines (bench/jiterator_bench.cpp and
-bench/torch_jiterator_bench.py, one run) into the README's table: each case's figure per
+bench/torch_jiterator_bench.py, one run) into the performance report's table: each case's figure per
 implementation, and cudakit against each peer (x faster for times and bandwidths alike).
     python3 bench/jiterator_table.py jiterator.jsonl"""
 import json

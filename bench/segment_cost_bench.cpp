@@ -1,5 +1,6 @@
 // What it costs to get device memory from the driver, by size and by mechanism: the figures
-// the caching allocator's segment policy is designed around (See Note [Segment sizes]).
+// the caching allocator's segment policy is designed around (See Note [Expandable arenas] in
+// src/memory/caching_allocator.cpp).
 // Plain program: a few repetitions of large operations, median reported.
 
 #include <chrono>

@@ -23,12 +23,13 @@ def operands(shape, copies):
     """out[M, N] = A[M, K] @ B[K, N] with the shape file's layouts (see tunable_bench.cpp)."""
     M, N, K, batch = shape['M'], shape['N'], shape['K'], shape['batch']
     dtype = DTYPES[shape['dtype']]
-    # Note [Operands of one distribution]: drawn in float32 and rounded to the shape's type, as
-    # tunable_bench.cpp fills its own (uniform in [-1, 1), rounded once), so both sides time the
-    # same data. torch.rand in bfloat16 followed by `* 2 - 1` in bfloat16 leaves half the values
-    # multiples of 2^-7 (mantissas mostly zeros), and a tensor-core GEMM's power follows the bits
-    # its operands toggle; measured on 2026-12-02 (H200, 4096^3 bfloat16 torch.matmul) it moved
-    # little: 774 TFLOP/s on such operands, 765 on float32-drawn ones, 782 on zeros.
+    # Note [Operands of one distribution]
+    # Drawn in float32 and rounded to the shape's type, as tunable_bench.cpp fills its own
+    # (uniform in [-1, 1), rounded once), so both sides time the same data. torch.rand in
+    # bfloat16 followed by `* 2 - 1` in bfloat16 leaves half the values multiples of 2^-7
+    # (mantissas mostly zeros), and a tensor-core GEMM's power follows the bits its operands
+    # toggle; measured on 2026-12-02 (H200, 4096^3 bfloat16 torch.matmul) it moved little:
+    # 774 TFLOP/s on such operands, 765 on float32-drawn ones, 782 on zeros.
     make = torch.float32
     pairs = []
     for _ in range(copies):

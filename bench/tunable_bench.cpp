@@ -141,10 +141,13 @@ bool capture_calls(graphs::Graph& graph, const GemmKey& key, const Buffers& buf,
 enum class Issue { host, graph };
 
 // Median ms per call of each solution: 7 rounds, the solutions in rotating order, each sample
-// enough calls to last ~10 ms. Note [Sustained samples]: the H200 boosts its clock for short
-// bursts: 1 ms samples gave torch.matmul 758-810 TFLOP/s on 4096^3 bf16 where 200 back-to-back
-// calls gave 721 (and cuBLAS through us 695-720), because the Python peer's gaps between samples
-// let the card cool. 10 ms of back-to-back calls per sample, on both sides, measures the
+// enough calls to last ~10 ms (See Note [Sustained samples]).
+//
+// Note [Sustained samples]
+// The H200 boosts its clock for short bursts: 1 ms samples gave torch.matmul 758-810 TFLOP/s
+// on 4096^3 bf16 where 200 back-to-back calls gave 721 (and cuBLAS through us 695-720),
+// because the Python peer's gaps between samples let the card cool. 10 ms of back-to-back
+// calls per sample, on both sides, measures the
 // sustained rate a training step or a batch of decode steps sees.
 //
 // Note [Timing decode GEMMs from a graph]

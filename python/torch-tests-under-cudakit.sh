@@ -3,7 +3,7 @@
 # file (e.g. test/test_cuda.py from the PyTorch source of the installed version; the wheel ships
 # none) twice, in processes of their own: under torch's own caching allocator, then with
 # cudakit's installed from the environment (CUDAKIT_TORCH_ALLOCATOR=1 and the sitecustomize of
-# `python -m cudakit.torch --startup-dir`, the README's recipe). It prints the tests that pass
+# `python -m cudakit.torch --startup-dir`, the recipe of docs/guide/python.md). It prints the tests that pass
 # under torch's allocator and fail under cudakit's: those are the ones to look at. A test that
 # reads torch's own allocator (torch.cuda.memory_stats, memory_snapshot, its settings) does not
 # apply to a pluggable allocator, whose statistics torch leaves unimplemented; the summary lists

@@ -101,9 +101,10 @@ if part graphs; then
     echo "   graphs and profiler (cudakit, then torch)"
     "$B/bin/graph_bench" 2>&1 | tee "$out/graph.txt"
     python3 bench/torch_graph_bench.py 2>&1 | grep -v -i warn | tee -a "$out/graph.txt"
-    # Note [Host times over processes]: on the lent VMs a process can run at half speed for its
-    # whole life (bench/python_bench.py, Note [A process's own speed]); the replay host-time rows
-    # of one process each read 0.50-1.00x torch over five runs of the same code. Two more
+    # Note [Host times over processes]
+    # On the lent VMs a process can run at half speed for its whole life (bench/python_bench.py,
+    # Note [A process's own speed]); the replay host-time rows of one process each read
+    # 0.50-1.00x torch over five runs of the same code. Two more
     # processes of each side, alternating, time those rows again; the report takes each side's
     # median process (bench/report.py, area_graphs).
     for round in 2 3; do

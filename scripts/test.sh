@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: install what is missing, build, run every test with CTest (GPU-tier
-# tests skip, visibly, without a GPU) and the Python module's pytest suite; then the host tier again under AddressSanitizer+UBSan and
-# the concurrency tests under ThreadSanitizer. Exits non-zero when any test fails.
+# tests skip, visibly, without a GPU), the Python module's pytest suite and the documentation
+# site's build; then the host tier again under AddressSanitizer+UBSan and the concurrency tests
+# under ThreadSanitizer. Exits non-zero when any test fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
@@ -24,6 +25,13 @@ echo "== build and test (Release)"
 
 echo "== Python module: pip install . into .venv, then pytest (python/tests)"
 "$root/scripts/test-python.sh"
+
+if [ "${CUDAKIT_SKIP_DOCS:-0}" != 1 ]; then
+  # The documentation site, warnings as errors: Doxygen over the headers (XML only) and Sphinx,
+  # no compiler involved; a minute or two on a clean clone, less with its doctrees kept.
+  echo "== documentation site (scripts/docs.sh)"
+  "$root/scripts/docs.sh"
+fi
 
 if [ "${CUDAKIT_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== host tier under AddressSanitizer + UBSan"

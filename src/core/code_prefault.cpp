@@ -19,17 +19,17 @@ namespace {
 
 // Note [Prefaulting the library's code]
 // A first call into code the process has not run yet pays a page fault for each stretch of the
-// library it touches: the kernel maps the page-cache pages in 64 KiB windows, and on the lent
-// VMs a fault costs about 5 us. The jiterator's first call in a new process (disk cache warm)
-// touches some 30 such windows spread over libcudakit's 3.3 MB of code: source generation,
-// the cache entry's read and check, the store and the launch together took ~0.15 ms of faults
-// out of 0.33 ms. So when the library loads, one madvise(MADV_POPULATE_READ) maps its whole
-// executable segment (no copy: the pages are the page cache's, shared with every process that
-// maps the file). It takes 0.1-0.2 ms of a load that takes ~70 ms (cuBLAS's libraries the bulk
-// of it) and lowers the first call of everything in the library, not one path. The cost is the
-// segment counted in the process's resident set; CUDAKIT_PREFAULT_CODE=0 leaves it out. Data and
-// read-only data (15 MB of it the kernels' fatbins, read by the driver when it loads a module)
-// are left to fault as usual.
+// library it touches: the kernel maps the page-cache pages in 64 KiB windows, and on a VM a
+// fault costs microseconds. The jiterator's first call in a new process (disk cache warm)
+// touches dozens of such windows spread over libcudakit's code: source generation, the cache
+// entry's read and check, the store and the launch; their faults were about half of that call's
+// time (notes/figures.md, "Prefaulting the library's code"). So when the library loads, one
+// madvise(MADV_POPULATE_READ) maps its whole executable segment (no copy: the pages are the page
+// cache's, shared with every process that maps the file). It costs a small fraction of the
+// library's load (cuBLAS's libraries the bulk of it) and lowers the first call of everything in
+// the library, not one path. The cost is the segment counted in the process's resident set;
+// CUDAKIT_PREFAULT_CODE=0 leaves it out. Data and read-only data (most of it the kernels'
+// fatbins, read by the driver when it loads a module) are left to fault as usual.
 
 // `data`: the load base of the object whose executable segment to map.
 int populate_code_of(dl_phdr_info* info, std::size_t, void* data) {

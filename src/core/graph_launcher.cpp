@@ -14,13 +14,13 @@
 namespace cudakit::detail {
 
 // Note [Launching through a one-node graph]
-// On the lent H200 machines (driver 580, 2026-12-01) cuLaunchKernel costs 3.1-4.5 us of host
-// time per launch, an empty kernel included, with the runtime's <<<>>> alike, on the legacy
-// default stream or a stream of its own, 50 or 1000 launches between synchronizations; a
-// cudaMemsetAsync costs 0.8-1.3 us there. Launching an instantiated one-node graph costs 1.36 us,
-// and changing its node's parameters first (cuGraphExecKernelNodeSetParams) 0.34 us more. So a
-// launch that goes through a graph costs about half of one that does not, and the jiterator's
-// cached call (whose target is 3 us in all) can meet its budget only this way.
+// On the H200 machines with driver 580, cuLaunchKernel costs microseconds of host time per
+// launch, an empty kernel included, with the runtime's <<<>>> alike, on the legacy default
+// stream or a stream of its own, however many launches come between synchronizations; a
+// cudaMemsetAsync costs a fraction of that. Launching an instantiated one-node graph, with its
+// node's parameters changed first (cuGraphExecKernelNodeSetParams), costs about half of a
+// cuLaunchKernel (notes/figures.md, "Launching through a one-node graph"). So the jiterator's
+// cached call, whose budget is hardly more than one plain launch, can meet it only this way.
 //
 // How: each thread keeps, per (stream, context), one graph of one kernel node, instantiated on
 // first use. A launch sets the node's function, dimensions and parameters (any of them may change

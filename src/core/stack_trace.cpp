@@ -24,7 +24,7 @@ namespace cudakit {
 // The stream sanitizer captures a stack for every operation it checks (several per tensor op:
 // the allocation, the launch, the free), so capture must cost far less than the operation.
 // glibc's backtrace() runs the unwinder, which finds each frame's unwind table entry and
-// interprets it: about 1.5 us for 24 frames (7678fb6, 2026-12-01, H200 machine). Code built with
+// interprets it: microseconds for two dozen frames (notes/figures.md, "Stacks"). Code built with
 // frame pointers keeps a linked list on the stack instead: each frame's record holds the caller's
 // frame pointer and the return address ([fp] and [fp + 8] on x86-64; aarch64's frame record is
 // the same pair), so a walk is two loads a frame. cudakit is built with -fno-omit-frame-pointer

@@ -9,11 +9,11 @@ namespace cudakit::gds {
 // Note [Tuning per file system]
 // O_DIRECT bandwidth of an NVMe drive grows with the number of requests in flight until the
 // drive's queues are full: with 8 MiB chunks, 8 threads keep 64 MiB in flight, several times what
-// a PCIe 4/5 NVMe drive needs, and the same 8 threads copying from the page cache (about 5 GB/s
-// each, memcpy-bound) reach the 20 GB/s that pinned copies to the device can take. Network and
-// parallel file systems (NFS, Lustre, GPFS, FUSE) have higher latency per request, so larger
-// chunks and more threads. These are the defaults bench/gds_bench.cpp's sweep
-// (`gds_bench --sweep`) is there to confirm or move, per machine; CUDAKIT_GDS_CHUNK_BYTES and
+// a PCIe 4/5 NVMe drive needs, and the same 8 threads copying from the page cache (each
+// memcpy-bound) reach what pinned copies to the device can take (notes/figures.md, "GDS"). Network
+// and parallel file systems (NFS, Lustre, GPFS, FUSE) have higher latency per request, so larger
+// chunks and more threads. These are the defaults bench/gds_bench.cpp's sweep (`gds_bench
+// --sweep`) is there to confirm or move, per machine; CUDAKIT_GDS_CHUNK_BYTES and
 // CUDAKIT_GDS_IO_THREADS override them.
 
 std::string file_system_name(int fd) {

@@ -48,12 +48,12 @@
 //    because CuptiHub's callbacks must not call back into the hub.
 //
 // Under the cupti mechanism the clones are not needed: the profiler's GPU test
-// (ProfilerGpu graph replay ids, H200, driver 580.159 = CUDA 13.0) established that a replayed
+// (ProfilerGpu graph replay ids, driver 580.159 = CUDA 13.0) established that a replayed
 // node's graphNodeId is (cuptiGetGraphExecId(exec) << 32) | (low 32 bits of the captured node's
 // cuptiGetGraphNodeId), for kernel and memset nodes alike. Keyed that way, memcpy and memset
 // nodes are annotated too; the CLONED callback, by contrast, did not name the nodes that replays
-// run for memset and memcpy on that driver (clone ids 701 and 707 against replayed 700 and 701,
-// notes/graphs.md), so it is used only for tools ids (cuGraphNodeGetToolsId on the clone).
+// run for memset and memcpy on that driver (the ids: notes/figures.md, notes/graphs.md), so it is
+// used only for tools ids (cuGraphNodeGetToolsId on the clone).
 
 namespace cudakit::graphs {
 namespace {

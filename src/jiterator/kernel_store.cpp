@@ -61,8 +61,8 @@ double ms_since(Clock::time_point start) {
 
 // The version of the toolkit whose NVRTC compiles: libcudart's (cudaRuntimeGetVersion). cudakit
 // loads the libnvrtc.so.13 of that toolkit (its library folder is on the run path), and asking
-// NVRTC itself would load it — a 109 MB library, 15-20 ms to open with a warm page cache and
-// some 180 ms cold (notes/jiterator.md) — where a disk hit needs no compiler at all.
+// NVRTC itself would load it — a library of a hundred megabytes, milliseconds to open with a warm
+// page cache and far more cold (notes/figures.md) — where a disk hit needs no compiler at all.
 int toolkit_version() {
   static const int version = [] {
     int v = 0;

@@ -203,9 +203,9 @@ CompiledKernelInfo ElementwiseProgram::compile(const KernelVariant& variant, int
 }
 
 // Note [The hot path of a call]
-// A call of a kernel already loaded should cost little more than its launch (about 2-3 us of host
-// time on an H200, 2026-12). So the work before the launch allocates nothing where the outputs
-// are given and the inputs agree in shape (read_inputs keeps a pointer to the first input's
+// A call of a kernel already loaded should cost little more than its launch (a few microseconds
+// of host time: notes/figures.md). So the work before the launch allocates nothing where the
+// outputs are given and the inputs agree in shape (read_inputs keeps a pointer to the first input's
 // sizes instead of copying them), builds no string and no KernelVariant (whose vectors allocate:
 // the key is packed from the inputs' types directly, and a KernelVariant is made only on a miss),
 // finds the function through the table's last-hit entry (one comparison, no lock), and fills the

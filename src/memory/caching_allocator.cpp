@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <thread>
 #include <vector>
 
 #include "cudakit/core/detail/concat.hpp"
@@ -17,7 +18,13 @@
 #include "cudakit/core/sync_debug_mode.hpp"
 #include "cudakit/core/log.hpp"
 #include "memory/detail/arena_table.hpp"
-#include "memory/detail/device_peaks.hpp"
+#include "memory/detail/cross_stream_lending.hpp"
+#include "memory/detail/external_holds.hpp"
+#include "memory/detail/memory_supply.hpp"
+#include "memory/detail/out_of_memory_path.hpp"
+#include "memory/detail/request_sizes.hpp"
+#include "memory/detail/device_ledger.hpp"
+#include "memory/detail/reserved_bytes.hpp"
 #include "memory/detail/history.hpp"
 #include "memory/detail/oom_observers.hpp"
 #include "memory/detail/segment_observers.hpp"
@@ -32,43 +39,11 @@ using detail::Block;
 using detail::kRound;
 using detail::Pool;
 using detail::Shard;
-
-// Note [Expandable arenas]
-// With expandable_segments (our default), each (pool, stream) owns one arena: a virtual
-// address range as large as the device's memory, backed from its start by physical memory
-// mapped on demand. A request that no free block can serve grows the arena at its end by just
-// the missing bytes (rounded to the 2 MiB page), merging with a free tail block, so memory is
-// never lost to the unused ends of fixed segments. Replaying recorded workloads, this cuts
-// peak reserved / peak allocated from torch's 1.17 and 1.61 to about 1.13 (bench/README).
-// Getting memory from the driver costs ~30-170 us per call whatever the size (measured on an
-// H200: cuMemCreate + cuMemMap + cuMemSetAccess, or cudaMalloc), so the arena grows in as few
-// calls as the workload allows; empty_cache() unmaps only whole mapped chunks that lie in the
-// free tail, after synchronizing the stream (the chunk may still be in use by queued work).
-// Without expandable_segments the allocator behaves like torch's: a small pool of 2 MiB
-// segments for requests up to 1 MiB, large_segment_size (20 MiB) segments for requests under
-// 10 MiB, and 2 MiB-rounded segments above, each from SegmentProvider::allocate_segment
-// (cudaMalloc).
+using detail::kSmallRequest;
+using detail::pool_index;
+using detail::round_up;
 
 namespace {
-
-constexpr std::size_t kSmallRequest = 1u << 20;     // requests up to this are "small"
-constexpr std::size_t kSmallSegment = 2u << 20;     // classic small-pool segment
-constexpr std::size_t kMediumLimit = 10u << 20;
-constexpr std::size_t kSegmentRound = 2u << 20;
-// See Note [Memory across streams].
-constexpr std::uint32_t kBorrowsBeforeGrowing = 64;
-constexpr std::uint32_t kMarkInterest = 4096;  // operations a stream keeps marking once asked
-constexpr std::uint32_t kQueriesEvery = 64;    // operations between two looks at the marks
-// See Note [Growing ahead].
-constexpr std::uint64_t kGrowthStreak = 64;           // allocations between growths in a streak
-constexpr std::size_t kAheadFractionFilling = 8;      // ahead at most mapped / 8 while filling,
-constexpr std::size_t kAheadFractionChurning = 16;    // mapped / 16 once churning,
-constexpr std::size_t kAheadMax = std::size_t{256} << 20;  // and at most 256 MiB
-constexpr std::uint64_t kChurningAllocationsPerPage = 8;  // churning: this many per mapped page
-
-std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
-
-int pool_index(std::size_t rounded) { return rounded <= kSmallRequest ? 1 : 2; }
 
 // MemoryStats::max_split_size: -1 for no limit.
 std::int64_t max_split_stat(const AllocatorConfig& config) {
@@ -76,56 +51,6 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
              ? -1
              : static_cast<std::int64_t>(config.max_split_size);
 }
-
-// Note [Memory across streams]
-// Each stream has its own shard, arena and high-water mark, so memory one stream freed would never
-// serve another: two serving workers peaking in turn hold both peaks (1.66 x peak allocated
-// replaying serve_2w with cross_stream_reuse:off, where cudaMallocAsync's shared pool holds
-// 1.33). A request that its own shard cannot serve therefore looks at the other shards of its
-// pool before the arena grows, taking one shard lock at a time (so no two locks are ever waited
-// for together): a free block whose last use has finished is lent. (Growing another stream's
-// arena, when its finished free tail was larger than the requester's, saved little and cost
-// much: train_copy's streams then traded 2,687 blocks and 13 more growths, at 1.12 against 1.10
-// without it; the requester grows its own arena instead.) A lent block stays its arena's
-// shard's; its free waits for the borrower's work, and the borrower's 64th borrow in a row
-// without its own cache serving makes it grow its own arena instead, so that streams do not
-// trade blocks for ever.
-//
-// "Finished" is told by marks (detail/stream_marks.hpp): every free is stamped with its
-// stream's mark count, and a mark is an event recorded on the stream (or a query finding the
-// stream idle); once a mark's event completes, every free stamped before it has no work left.
-// The fast path of one stream pays a load and a store for the stamp; events are recorded only
-// while another stream looks to this one for memory (marks_interest: for the next
-// kMarkInterest operations after each look), at most one in flight, looked at every
-// kQueriesEvery operations; and at a look, when the looked-at stream is known to exist. With
-// `dependencies`, a block whose free is covered by the mark in flight is lent at once, the
-// requester made to wait on that mark's event.
-//
-// A stream is touched (an event recorded, a query) only when it surely exists: during an
-// allocation on it, or when cudakit created it and has not destroyed it (core's stream
-// registry, with serials that are never reused, so a new stream at a destroyed one's address
-// is not mistaken for it). The program may destroy a stream of its own making at any time,
-// and recording an event on it then is undefined (a GPU-tier test crashed on it). Memory freed
-// on such a stream is lent once a mark recorded at one of its allocations completes, or after
-// a device synchronization (empty_cache, the retry before an out-of-memory error). No event is
-// recorded on, and no stream made to wait from, a capturing stream (its events would mark the
-// graph, not the stream); a capture's allocations go to its graph's private pool, whose shards
-// lend only among themselves what their marks say is finished.
-
-// Note [Growing ahead]
-// Each growth costs 30-170 us of driver calls whatever its size, and a workload's first pass
-// grows the arena in dozens of small steps (gpt_train: 121 steps of 2-24 MiB). When growths come
-// in a streak (the previous one fewer than kGrowthStreak allocations ago), each maps ahead twice
-// as much as the last, up to a fraction of what is mapped and 256 MiB; a growth after a quiet
-// spell maps exactly what is missing. How far ahead depends on whether the shard is still
-// filling its arena for the first time or churning through memory it already has, told apart
-// by allocations served per mapped page (gpt_train stays under 2.4 for its whole first step;
-// serve_kv passes 40 before its first long request). While filling, growth goes on for a while,
-// so a streak maps up to mapped/8; once churning, a growth is a new peak that will soon stop,
-// and what is mapped past it stays reserved, so a streak maps up to mapped/16. gpt_train needs
-// 34 growths (53 at mapped/16 throughout, 121 with no growing ahead) at 1.07 x peak allocated;
-// serve_kv 27 at 1.14 (mapped/8 throughout would overshoot its last long growth: 1.24). Any
-// switch point from 3 to 16 allocations per page gives the same figures on both traces.
 
 // Note [Recently freed block]
 // The commonest pattern is an allocation freed and the same size asked for again at once
@@ -142,25 +67,6 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
 // does not maintain them (four of the twenty counter updates of an alloc+free pair): stats()
 // reads allocation in their place, and that first record_stream() copies allocation into active
 // once, after which both are kept separately.
-
-// Note [No cache release during capture]
-// Returning cached memory to the driver synchronizes (the device, then cudaFree or cuMemUnmap),
-// which a stream capturing a CUDA graph does not allow: it would invalidate the capture. While
-// the allocating stream captures, neither the garbage-collection threshold nor the
-// free-and-retry before an out-of-memory error releases anything (torch skips both during
-// capture too); the error says so.
-
-// Note [Pool options]
-// torch.cuda.MemPool's two options. no_split: should_split() says no for the pool's blocks, so
-// an allocation takes a whole segment or a whole cached block; the pool never uses expandable
-// arenas, whose one growing range would otherwise be one block given away whole. use_on_oom:
-// a request to the default pool that the memory left cannot serve (its arena cannot grow or no
-// new segment can be had) first looks for a free cached block in the use_on_oom pools, on the
-// requesting stream, in the order they were created, before the default pool's cache is freed
-// and the request retried: torch's try_mempool_fallback, which also comes before the freeing
-// ("before expensive memory freeing operations") and also only takes blocks the pool has
-// cached, never new memory for it. Requests to any other pool go straight to the retry. The
-// block stays the pool's: its statistics, and its return there when freed.
 
 // Note [Changing settings]
 // set_allocator_settings writes the config while allocations run. Everything that reads it does
@@ -185,16 +91,21 @@ struct ShardCache {
   StreamKey stream = 0;
   Shard* shard = nullptr;
 };
-// initial-exec: reached at a fixed offset from the thread pointer. The default model for a
-// shared library calls __tls_get_addr on every allocation (11 of ~460 instructions per
-// operation replaying serve_kv). It takes 40 bytes of the static TLS that glibc keeps spare for
-// libraries loaded with dlopen, as allocators such as jemalloc do.
+// initial-exec: reached at a fixed offset from the thread pointer. The default model for a shared
+// library calls __tls_get_addr on every allocation (a few percent of an operation's instructions
+// replaying serve_kv: notes/figures.md). It takes 40 bytes of the static TLS that glibc keeps
+// spare for libraries loaded with dlopen, as allocators such as jemalloc do.
 [[gnu::tls_model("initial-exec")]] thread_local ShardCache t_shard_cache;
 
 // The allocator's state and its policy. In this file's anonymous namespace, so that its
 // functions are local: GCC sees every call of them and inlines the fast path as it needs (See
-// Note [Allocator internals are hidden] in detail/block.hpp).
-struct Engine {
+// Note [Allocator internals are hidden] in detail/block.hpp). Its parts along their seams are
+// class templates of their own in detail/ (lending across streams, external holds, memory from
+// the providers, the out-of-memory path), which Engine derives from, each reaching the rest
+// through e(); instantiated with this file's Engine, they are as local as it is. The device's
+// ledger of statistics is an object of its own (detail/device_ledger.hpp).
+struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine>, detail::MemorySupply<Engine>,
+                detail::OutOfMemoryPath<Engine> {
   int device;
   std::shared_ptr<SegmentProvider> default_provider;
   std::shared_ptr<StreamEvents> events;
@@ -213,9 +124,9 @@ struct Engine {
   // See Note [Shards and statistics] in detail/shard.hpp.
   detail::ArenaTable arena_table;
 
-  // See Note [Device-wide peaks] in detail/device_peaks.hpp.
+  // See Note [Device-wide peaks] in detail/device_ledger.hpp.
   detail::ReservedBytes reserved;
-  detail::DeviceStats device_stats;
+  detail::DeviceLedger device_stats;
   alignas(128) std::atomic<std::int64_t> ooms{0};
   std::atomic<std::int64_t> retries{0};
   std::atomic<std::int64_t> sync_all{0};
@@ -264,12 +175,25 @@ struct Engine {
     std::lock_guard creating(device_stats.creation_mutex());
     const std::vector<Shard*> shards = all_shards();
     std::lock_guard lock(pools_mutex);
-    for (Shard* s : shards) s->lock.lock();
+    lock_all(shards);
     set_config(next);
     for (auto& [id, pool] : pools) pool->expandable = expandable_for(*pool->provider, pool->options);
     for (Shard* s : shards) {
       s->stats.max_split_size = max_split_stat(config);
       s->lock.unlock();
+    }
+  }
+
+  // Locks every shard of `shards`, in their order, giving back the headroom of those it holds
+  // while it waits for the next (See Note [Device-wide peaks]).
+  void lock_all(const std::vector<Shard*>& shards) {
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      while (!shards[i]->lock.try_lock()) {
+        if (device_stats.collapse_wanted()) {
+          for (std::size_t j = 0; j < i; ++j) device_stats.give_back_held(*shards[j]);
+        }
+        std::this_thread::yield();
+      }
     }
   }
 
@@ -294,10 +218,8 @@ struct Engine {
     }
     auto find = [&]() -> Shard* {
       std::lock_guard lock(pool->shards_mutex);
-      for (auto& s : pool->shards) {
-        if (s->stream == stream) return s.get();
-      }
-      return nullptr;
+      auto it = pool->shard_of_stream.find(stream);
+      return it == pool->shard_of_stream.end() ? nullptr : it->second;
     };
     Shard* shard = find();
     if (!shard) {
@@ -311,6 +233,7 @@ struct Engine {
         shard = pool->shards.back().get();
         shard->pool = pool;
         shard->stream = stream;
+        pool->shard_of_stream.emplace(stream, shard);
         shard->stream_serial = events->stream_serial(stream);  // it exists: it allocates now
         shard->stats.max_split_size = max_split_stat(config);
       }
@@ -359,12 +282,19 @@ struct Engine {
   }
 
   // Applies change(stats, false) to s's statistics and, while the device's ledger is kept,
-  // change(ledger, true) to the ledger's, in the same critical section (s locked). See Note
-  // [Device-wide peaks].
+  // change(counters, true) to s's headroom or, without headroom, to the ledger's sums, in the
+  // same critical section (s locked). See Note [Device-wide peaks].
   template <class Change>
-  void count(Shard& s, Change&& change) {
+  [[gnu::always_inline]] void count(Shard& s, Change&& change) {
     change(s.stats, false);
-    if (device_stats.active()) device_stats.apply([&](detail::PeakStats& m) { change(m, true); });
+    if (!device_stats.active()) return;
+    if (s.local) {
+      change(s.headroom, true);
+      if (!s.headroom.overdrawn() && !device_stats.collapse_wanted()) [[likely]] return;
+      device_stats.settle(s, &Engine::observed_stats);
+      return;
+    }
+    device_stats.apply(s, [&](auto& sums) { change(sums, true); }, &Engine::observed_stats);
   }
 
   // s's statistics as stats() reports them (s locked). See Note [Active mirrors allocated].
@@ -391,141 +321,6 @@ struct Engine {
     return r;
   }
 
-  // ---- obtaining and returning memory (shard locked) ----
-  // Tells the segment observers (See Note [Segment observers' locks]); `only` limits it to one.
-  void report_segment(SegmentEvent::Kind kind, const Shard& s, void* base, std::size_t bytes, bool expandable,
-                      std::uint64_t only = 0) const noexcept {
-    if (!segment_observers.any()) return;
-    segment_observers.notify(SegmentEvent{kind, device, base, bytes, expandable, s.pool->id, s.stream}, only);
-  }
-  // Every range `s` has mapped now, as `kind` events (attach's replay, the destructor's release).
-  void report_all_segments(SegmentEvent::Kind kind, const Shard& s, std::uint64_t only = 0) const noexcept {
-    for (const auto& a : s.arenas) {
-      if (!a->expandable) {
-        report_segment(kind, s, a->base, a->mapped, false, only);
-        continue;
-      }
-      std::size_t offset = 0;
-      for (std::size_t chunk : a->chunks) {
-        report_segment(kind, s, a->base + offset, chunk, true, only);
-        offset += chunk;
-      }
-    }
-  }
-
-  bool may_reserve(const Pool& pool, std::size_t bytes) const {
-    if (config.per_process_memory_fraction >= 1.0) return true;
-    return reserved.total() + bytes <= detail::allowed_bytes(pool, config);
-  }
-
-  void count_reserved(Shard& s, std::size_t bytes, bool small, bool add) {
-    const auto n = static_cast<std::int64_t>(bytes);
-    const int pi = small ? 1 : 2;
-    count(s, [&](auto& m, bool) {
-      for (int i : {0, pi}) {
-        if (add) {
-          m.reserved_bytes[i].increase(n);
-          m.segment[i].increase(1);
-        } else {
-          m.reserved_bytes[i].decrease(n);
-          m.segment[i].decrease(1);
-        }
-      }
-    });
-    if (add) {
-      reserved.add(bytes);
-      ++s.stats.num_device_alloc;
-    } else {
-      reserved.remove(bytes);
-      ++s.stats.num_device_free;
-    }
-  }
-
-  // Grows the shard's arena so that a free tail block of at least `size` exists; returns it.
-  Block* grow_arena(Shard& s, std::size_t size) {
-    SegmentProvider& provider = *s.pool->provider;
-    const std::size_t page = provider.page_size();
-    Arena* a = s.arena;
-    if (!a) {
-      const std::size_t range = round_up(provider.total_memory(), page);
-      void* base = provider.reserve_range(range);
-      if (!base) return nullptr;
-      s.arenas.push_back(std::make_unique<Arena>());
-      a = s.arenas.back().get();
-      a->base = static_cast<char*>(base);
-      a->range = range;
-      a->expandable = true;
-      a->shard = &s;
-      s.arena = a;
-      arena_table.insert(a);
-    }
-    // The recent slot is empty here (allocate flushes it before searching), so a free tail is
-    // in the index.
-    Block* tail = a->last && a->last->state == Block::State::free ? a->last : nullptr;
-    const std::size_t have = tail ? tail->size : 0;
-    std::size_t grow = round_up(size - have, page);
-    if (s.last_growth_at != 0 && s.allocations - s.last_growth_at <= kGrowthStreak) {
-      const bool churning = s.allocations >= kChurningAllocationsPerPage * (a->mapped / page);
-      const std::size_t fraction = churning ? kAheadFractionChurning : kAheadFractionFilling;
-      s.ahead = std::min({std::max(2 * s.ahead, page), kAheadMax, round_up(a->mapped / fraction, page)});
-    } else {
-      s.ahead = 0;
-    }
-    s.last_growth_at = s.allocations;
-    grow = std::max(grow, s.ahead);
-    if (a->mapped + grow > a->range) return nullptr;
-    if (!may_reserve(*s.pool, grow)) return nullptr;
-    if (!provider.map(a->base + a->mapped, grow)) return nullptr;
-    history.trace(TraceEntry::Action::segment_map, a->base + a->mapped, grow, s.stream);
-    report_segment(SegmentEvent::Kind::mapped, s, a->base + a->mapped, grow, true);
-    count_reserved(s, grow, false, true);
-    a->chunks.push_back(grow);
-    if (tail) {
-      remove_free(s, tail);
-      tail->size += grow;
-    } else {
-      tail = s.new_block();
-      tail->ptr = a->base + a->mapped;
-      tail->size = grow;
-      tail->arena = a;
-      tail->prev = a->last;
-      if (a->last) a->last->next = tail;
-      else a->first = tail;
-      a->last = tail;
-    }
-    a->mapped += grow;
-    return tail;  // not indexed: the caller takes it
-  }
-
-  // A new classic segment holding one free block of the segment size (not indexed).
-  Block* new_segment(Shard& s, std::size_t rounded) {
-    const bool small = rounded <= kSmallRequest;
-    const std::size_t bytes = small ? kSmallSegment
-                              : rounded < kMediumLimit ? config.large_segment_size
-                                                       : round_up(rounded, kSegmentRound);
-    if (!may_reserve(*s.pool, bytes)) return nullptr;
-    void* p = s.pool->provider->allocate_segment(bytes, s.stream);
-    if (!p) return nullptr;
-    history.trace(TraceEntry::Action::segment_alloc, p, bytes, s.stream);
-    report_segment(SegmentEvent::Kind::mapped, s, p, bytes, false);
-    count_reserved(s, bytes, small, true);
-    s.arenas.push_back(std::make_unique<Arena>());
-    Arena* a = s.arenas.back().get();
-    a->oversize = !small && bytes > config.max_split_size;  // See Note [Changing settings].
-    if (a->oversize) count(s, [](auto& m, bool) { m.oversize_segments.increase(1); });
-    a->base = static_cast<char*>(p);
-    a->range = a->mapped = bytes;
-    a->small = small;
-    a->shard = &s;
-    Block* b = s.new_block();
-    b->ptr = a->base;
-    b->size = bytes;
-    b->arena = a;
-    a->first = a->last = b;
-    arena_table.insert(a);
-    return b;
-  }
-
   // ---- free blocks (shard locked) ----
   detail::FreeIndex& index_for(Shard& s, const Arena& a) {
     return !a.expandable && a.small ? s.small_index : s.large_index;
@@ -534,27 +329,30 @@ struct Engine {
 
   void insert_free(Shard& s, Block* b) {
     index_for(s, *b->arena).insert(b);
-    if (is_split(b)) {
-      const int pi = pool_index(b->size);
-      count(s, [&](auto& m, bool) {
-        for (int i : {0, pi}) {
-          m.inactive_split[i].increase(1);
-          m.inactive_split_bytes[i].increase(static_cast<std::int64_t>(b->size));
-        }
-      });
-    }
+    count_inactive_split(s, b, true);
+    if (!s.listed.load(std::memory_order_relaxed)) [[unlikely]] list_lender(s);
   }
   void remove_free(Shard& s, Block* b) {
     index_for(s, *b->arena).remove(b);
-    if (is_split(b)) {
-      const int pi = pool_index(b->size);
-      count(s, [&](auto& m, bool) {
-        for (int i : {0, pi}) {
+    count_inactive_split(s, b, false);
+  }
+  // inactive_split counts the free blocks of split segments as the program sees them: those in
+  // the free index and lent blocks returning to it (See Note [Lent blocks in the statistics]).
+  void count_inactive_split(Shard& s, const Block* b, bool added) {
+    if (!is_split(b)) return;
+    const int pi = pool_index(b->size);
+    const auto bytes = static_cast<std::int64_t>(b->size);
+    count(s, [&](auto& m, bool) {
+      for (int i : {0, pi}) {
+        if (added) {
+          m.inactive_split[i].increase(1);
+          m.inactive_split_bytes[i].increase(bytes);
+        } else {
           m.inactive_split[i].decrease(1);
-          m.inactive_split_bytes[i].decrease(static_cast<std::int64_t>(b->size));
+          m.inactive_split_bytes[i].decrease(bytes);
         }
-      });
-    }
+      }
+    });
   }
 
   // The best free block for `rounded` bytes among those `usable` accepts.
@@ -634,7 +432,7 @@ struct Engine {
   }
   // The ledger counts active blocks itself; a shard, only once no longer mirroring (See Note
   // [Active mirrors allocated]).
-  template <class Stats>  // MemoryStats, or the device's PeakStats
+  template <class Stats>  // MemoryStats, or the device's StatCounters
   static void count_inactive(const Shard& s, const Block* b, Stats& m, bool device) {
     if (!device && s.active_mirrors_allocation) return;
     const int pi = pool_index(b->size);
@@ -642,75 +440,6 @@ struct Engine {
       m.active[i].decrease(1);
       m.active_bytes[i].decrease(static_cast<std::int64_t>(b->size));
     }
-  }
-
-  // Returns cached memory of one shard to its provider (shard locked).
-  void release_cached(Shard& s, bool wait_pending) {
-    flush_recent(s);
-    if (s.pending_frees.any_deferred()) s.pending_frees.record_deferred(*events);
-    if (wait_pending) {
-      complete_pending(s, true);
-      wait_awaiting(s);
-    }
-    SegmentProvider& provider = *s.pool->provider;
-    bool synchronized = false;
-    auto sync_once = [&] {
-      if (!synchronized) provider.synchronize(s.stream);
-      synchronized = true;
-    };
-    for (auto it = s.arenas.begin(); it != s.arenas.end();) {
-      Arena* a = it->get();
-      if (a->expandable) {
-        // Unmap whole chunks lying in the free tail.
-        while (!a->chunks.empty() && a->last && a->last->state == Block::State::free &&
-               a->last->size >= a->chunks.back()) {
-          sync_once();
-          Block* tail = a->last;
-          const std::size_t chunk = a->chunks.back();
-          remove_free(s, tail);
-          a->mapped -= chunk;
-          report_segment(SegmentEvent::Kind::unmapping, s, a->base + a->mapped, chunk, true);
-          provider.unmap(a->base + a->mapped, chunk);
-          history.trace(TraceEntry::Action::segment_unmap, a->base + a->mapped, chunk, s.stream);
-          count_reserved(s, chunk, false, false);
-          a->chunks.pop_back();
-          tail->size -= chunk;
-          if (tail->size == 0) {
-            a->last = tail->prev;
-            if (a->last) a->last->next = nullptr;
-            else a->first = nullptr;
-            s.recycle(tail);
-          } else {
-            insert_free(s, tail);
-          }
-        }
-        ++it;
-        continue;
-      }
-      Block* only = a->first;
-      if (only && !only->next && only->state == Block::State::free) {
-        sync_once();
-        remove_free(s, only);
-        arena_table.erase(a);
-        report_segment(SegmentEvent::Kind::unmapping, s, a->base, a->mapped, false);
-        provider.free_segment(a->base, a->mapped, s.stream);
-        history.trace(TraceEntry::Action::segment_free, a->base, a->mapped, s.stream);
-        count_reserved(s, a->mapped, a->small, false);
-        if (a->oversize) count(s, [](auto& m, bool) { m.oversize_segments.decrease(1); });
-        s.recycle(only);
-        it = s.arenas.erase(it);
-        continue;
-      }
-      ++it;
-    }
-  }
-
-  void release_all_cached() {
-    sync_all.fetch_add(1);
-    for_each_shard([&](Shard& s) {
-      std::lock_guard lock(s.lock);
-      release_cached(s, true);
-    });
   }
 
   // Returns the recently freed block to the free index (shard locked).
@@ -772,141 +501,6 @@ struct Engine {
     return p;
   }
 
-  // ---- memory across streams (See Note [Memory across streams]) ----
-  // Learns how far s's stream has got, recording a mark if need be (s locked, its stream known
-  // to exist). A failure to record or query only leaves the marks where they were: other
-  // streams then wait longer for this one's memory, and nothing is handed out early.
-  void poll_marks(Shard& s) noexcept {
-    try {
-      s.marks.poll(*events, s.stream, s.marks.stamp(), true);
-    } catch (const std::exception& e) {
-      s.marks_interest.store(0, std::memory_order_relaxed);
-      CUDAKIT_LOG(warning, "marking stream ", reinterpret_cast<void*>(s.stream), " for other streams failed: ", e.what());
-    }
-  }
-
-  // While other streams wait for s's memory (marks_interest), each allocation and free on s
-  // keeps a mark in flight, asking now and then whether it has completed (s locked). At a
-  // free, only a stream known to exist still is touched (See Note [Memory across streams]).
-  void advance_own_marks(Shard& s, bool at_free) noexcept {
-    const std::uint32_t left = s.marks_interest.load(std::memory_order_relaxed);
-    s.marks_interest.store(left - 1, std::memory_order_relaxed);
-    if (left % kQueriesEvery != 0) return;
-    if (at_free && !known_to_exist(s)) return;
-    poll_marks(s);
-  }
-
-  // s's stream is one cudakit knows still exists (See Note [Memory across streams]).
-  bool known_to_exist(const Shard& s) const { return s.stream_serial != 0 && events->stream_serial(s.stream) == s.stream_serial; }
-
-  bool lends_across_streams(const Shard& s) const {
-    return config.cross_stream_reuse != CrossStreamReuse::off && s.pool->shard_count.load(std::memory_order_relaxed) > 1;
-  }
-  bool may_borrow(const Shard& s) const {
-    return lends_across_streams(s) && s.borrows_in_a_row.load(std::memory_order_relaxed) < kBorrowsBeforeGrowing;
-  }
-
-  // Serves `requester`'s request from another stream's shard of the same pool, with no shard
-  // lock held on entry: a free block whose last use has finished (or, with `dependencies`, one
-  // the requesting stream is made to wait for). nullptr: the requester grows its own arena.
-  void* allocate_elsewhere(std::size_t bytes, Shard& requester, std::size_t rounded, bool expandable) {
-    Pool& pool = *requester.pool;
-    std::lock_guard list_lock(pool.shards_mutex);  // then one shard lock at a time
-    for (auto& owner : pool.shards) {
-      Shard& t = *owner;
-      if (&t == &requester) continue;
-      // This stream looks to t for memory: t keeps its frees marked for a while.
-      t.marks_interest.store(kMarkInterest, std::memory_order_relaxed);
-      std::lock_guard lock(t.lock);
-      flush_recent(t);
-      if (t.pending_frees.any_deferred()) t.pending_frees.record_deferred(*events);
-      if (t.pending_frees.any_pending()) complete_pending(t, false);
-      // What t lent the requester comes back with the requester's own marks (every
-      // kQueriesEvery of its operations): asking its stream here would cost two driver calls a
-      // borrow. What t lent others, ask now.
-      if (t.awaiting_count) complete_awaiting(t, true, &requester);
-      if (Block* b = find_lendable(t, requester, rounded, expandable)) {
-        remove_free(t, b);
-        return lend(t, b, requester, rounded, bytes);
-      }
-    }
-    return nullptr;
-  }
-
-  // A free block of shard `t` that `requester` may use now (shard t locked).
-  Block* find_lendable(Shard& t, Shard& requester, std::size_t rounded, bool expandable) {
-    if (Block* b = find_free(t, rounded, expandable, [&](const Block* c) { return t.marks.covers(c->freed_at); })) {
-      return b;
-    }
-    // The best fit regardless; whether its last use on t's stream has finished, the marks say.
-    Block* b = find_free(t, rounded, expandable);
-    if (!b) return nullptr;
-    if (t.marks.poll(*events, t.stream, b->freed_at, known_to_exist(t))) return b;
-    if (config.cross_stream_reuse != CrossStreamReuse::dependencies || !t.marks.in_flight_covers(b->freed_at) ||
-        events->capturing(requester.stream)) {  // a wait there would join the graph
-      return nullptr;
-    }
-    events->make_wait(requester.stream, t.marks.in_flight_token());
-    return b;
-  }
-
-  // A lent block's free waits for its borrower's marks (shard t locked).
-  void await_borrower(Shard& t, Block* b) {
-    Shard* user = b->borrower;
-    auto q = std::find_if(t.awaiting.begin(), t.awaiting.end(), [&](const Shard::AwaitingFrees& a) { return a.user == user; });
-    if (q == t.awaiting.end()) q = t.awaiting.insert(t.awaiting.end(), Shard::AwaitingFrees{user, {}});
-    q->frees.push_back(Shard::AwaitingFree{b, user->marks.stamp()});
-    ++t.awaiting_count;
-    user->marks_interest.store(kMarkInterest, std::memory_order_relaxed);  // so do the borrower's
-  }
-
-  // Completes the frees of lent blocks whose borrowers' marks cover them (shard t locked). With
-  // `advance`, first polls the marks of a borrower that is behind, if its lock is free (never
-  // waiting for it while holding t's: any order of two shard locks could deadlock).
-  void complete_awaiting(Shard& t, bool advance, const Shard* not_asking = nullptr) {
-    for (auto& q : t.awaiting) {
-      if (q.frees.empty()) continue;
-      Shard& user = *q.user;
-      if (advance && &user != not_asking && !user.marks.covers(q.frees.back().stamp)) {
-        std::unique_lock user_lock(user.lock, std::try_to_lock);
-        if (user_lock.owns_lock()) user.marks.poll(*events, user.stream, q.frees.back().stamp, known_to_exist(user));
-      }
-      while (!q.frees.empty() && user.marks.covers(q.frees.front().stamp)) {
-        finish_awaited(t, q.frees.front().block);
-        q.frees.pop_front();
-      }
-    }
-  }
-
-  // Waits for every lent block's borrower (shard t locked; releasing cached memory).
-  void wait_awaiting(Shard& t) {
-    if (!t.awaiting_count) return;
-    t.pool->provider->synchronize(t.stream);  // all work, whichever streams are still alive
-    for (auto& q : t.awaiting) {
-      for (const auto& f : q.frees) finish_awaited(t, f.block);
-      q.frees.clear();
-    }
-  }
-
-  void finish_awaited(Shard& t, Block* b) {
-    --t.awaiting_count;
-    account_inactive(t, b);
-    history.trace(TraceEntry::Action::free_completed, b->ptr, b->size, t.stream);
-    free_block(t, b);
-  }
-
-  // Gives free block `b` of shard `t` (not indexed) to `requester`: it stays t's (its arena's
-  // shard frees it), and its free waits for the requester's work, as record_stream does.
-  void* lend(Shard& t, Block* b, Shard& requester, std::size_t rounded, std::size_t bytes) {
-    stop_mirroring_active(t);  // lent blocks are freed pending (Note [Active mirrors allocated])
-    void* p = take(t, b, rounded, bytes);
-    b->borrower = &requester;
-    b->extra_streams.push_back(requester.stream);
-    requester.borrows_in_a_row.fetch_add(1, std::memory_order_relaxed);
-    ++t.stats.num_cross_stream_reuses;
-    return p;
-  }
-
   Block* obtain(Shard& s, std::size_t rounded, bool expandable) {
     if (config.garbage_collection_threshold > 0 &&
         static_cast<double>(reserved.total() + rounded) >
@@ -915,67 +509,6 @@ struct Engine {
       release_cached(s, false);
     }
     return expandable ? grow_arena(s, rounded) : new_segment(s, rounded);
-  }
-
-  // The slow path: free every cache, retry once, then report.
-  void* allocate_after_release(std::size_t bytes, Shard& s, std::size_t rounded, bool expandable) {
-    if (s.pool->id.is_default()) {
-      if (void* p = allocate_from_oom_pools(bytes, s.stream, rounded)) return p;
-    }
-    // See Note [No cache release during capture].
-    const bool capturing = events->capturing(s.stream);
-    if (!capturing) {
-      cudakit::detail::check_synchronization("CachingAllocator::allocate (freeing the cache to retry)");
-      retries.fetch_add(1);
-      release_all_cached();
-      std::lock_guard lock(s.lock);
-      Block* b = find_free(s, rounded, expandable);
-      if (b) remove_free(s, b);
-      else b = expandable ? grow_arena(s, rounded) : new_segment(s, rounded);
-      if (b) return take(s, b, rounded, bytes);
-    }
-    report_oom(bytes, s, capturing);
-  }
-
-  // Counts, traces and reports the failed request, then throws its OutOfMemoryError. The report
-  // visits every shard, this one included: built with no lock held.
-  [[noreturn]] void report_oom(std::size_t bytes, Shard& s, bool capturing) {
-    ooms.fetch_add(1);
-    history.trace(TraceEntry::Action::oom, nullptr, bytes, s.stream);
-    OutOfMemoryInfo info = detail::gather_oom_info(device, bytes, s, capturing, all_shards());
-    std::string report = detail::oom_report(info, *s.pool, current_config());
-    oom_observers.notify(info, report);
-    throw OutOfMemoryError("CachingAllocator::allocate", report, bytes);
-  }
-
-  // A free cached block of a use_on_oom pool on `stream`, taken for the request; nullptr when
-  // none has one (See Note [Pool options]). No lock held.
-  void* allocate_from_oom_pools(std::size_t bytes, StreamKey stream, std::size_t rounded) {
-    std::vector<Pool*> fallbacks;
-    {
-      std::lock_guard lock(pools_mutex);
-      for (auto& [id, pool] : pools) {
-        if (pool->options.use_on_oom && !pool->released) fallbacks.push_back(pool.get());
-      }
-    }
-    // Pool ids count up from creation: the map's order is the order of creation.
-    for (Pool* pool : fallbacks) {
-      Shard* shard = nullptr;
-      {
-        std::lock_guard lock(pool->shards_mutex);
-        for (auto& candidate : pool->shards) {
-          if (candidate->stream == stream) shard = candidate.get();
-        }
-      }
-      if (!shard) continue;
-      std::lock_guard lock(shard->lock);
-      flush_recent(*shard);
-      if (Block* b = find_free(*shard, rounded, pool->expandable)) {
-        remove_free(*shard, b);
-        return take(*shard, b, rounded, bytes);
-      }
-    }
-    return nullptr;
   }
 
   // Marks free block `b` (not indexed) allocated for `rounded` bytes, splitting off the rest.
@@ -1059,12 +592,14 @@ struct Engine {
     Block* b = s.live.erase(ptr);
     // A held block is not in `live`: looked for only here. See Note [External holds].
     if (!b) [[unlikely]] return deallocate_held(s, ptr);
-    // A lent block's borrower's stream is among its extra streams.
-    const bool inactive_now = b->extra_streams.empty();
-    count_free(s, b, inactive_now);
+    // A lent block's borrower's stream is among its extra streams; with no other, its free ends
+    // its activity (See Note [Lent blocks in the statistics]).
+    const bool returning = b->borrower && b->extra_streams.size() == 1;
+    count_free(s, b, b->extra_streams.empty() || returning);
     if (s.marks_interest.load(std::memory_order_relaxed)) [[unlikely]] advance_own_marks(s, true);
-    if (b->borrower && b->extra_streams.size() == 1) {
-      b->state = Block::State::pending;
+    if (returning) {
+      b->state = Block::State::returning;
+      count_inactive_split(s, b, true);
       await_borrower(s, b);
       return;
     }
@@ -1092,76 +627,6 @@ struct Engine {
     return f(s, *b);
   }
 
-  // Note [External holds]
-  // A block exported to another process (memory/ipc_memory_export.hpp) must outlive the
-  // exporter's free until every importer has closed it, or the allocator would hand memory the
-  // importer still reads and writes to a new allocation. add_external_hold() moves the block
-  // out of the shard's `live` map into `held`; deallocate() looks in `held` only when `live`
-  // misses (the path that otherwise reports an unknown pointer), so a block without holds
-  // costs the fast path nothing. A held block the program frees is freed as the program sees
-  // it (allocated bytes fall, the history records the free request) but stays active and
-  // pending, like a free waiting for record_stream()'s streams; the last release completes
-  // the free, through those streams' events when there are any. Holding a block stops active
-  // mirroring allocated (See Note [Active mirrors allocated]), as record_stream() does.
-
-  // deallocate() of a pointer missing from `live` (shard locked).
-  void deallocate_held(Shard& s, void* ptr) {
-    detail::HeldBlock* h = s.held.find(ptr);
-    if (!h || h->freed) unknown_pointer("CachingAllocator::deallocate", ptr);
-    count_free(s, h->block, false);
-    h->freed = true;
-    h->block->state = Block::State::pending;
-  }
-
-  void add_external_hold(void* ptr) {
-    constexpr const char* api = "CachingAllocator::add_external_hold";
-    Arena* a = ptr ? arena_table.find(ptr) : nullptr;
-    if (!a) unknown_pointer(api, ptr);
-    Shard& s = *a->shard;
-    std::lock_guard lock(s.lock);
-    if (Block* b = s.live.erase(ptr)) {
-      stop_mirroring_active(s);
-      s.held.add(b);
-      return;
-    }
-    detail::HeldBlock* h = s.held.find(ptr);
-    if (!h || h->freed) unknown_pointer(api, ptr);
-    ++h->holds;
-  }
-
-  void release_external_hold(void* ptr) {
-    auto no_hold = [ptr] {
-      throw InvalidArgumentError("CachingAllocator::release_external_hold",
-                                 concat("pointer ", ptr, " has no external hold in this allocator"));
-    };
-    Arena* a = ptr ? arena_table.find(ptr) : nullptr;
-    if (!a) no_hold();
-    Shard& s = *a->shard;
-    std::lock_guard lock(s.lock);
-    detail::HeldBlock* h = s.held.find(ptr);
-    if (!h) no_hold();
-    if (--h->holds > 0) return;
-    Block* b = h->block;
-    const bool freed = h->freed;
-    s.held.erase(ptr);
-    if (!freed) {
-      s.live.insert(b->ptr, b);
-    } else if (!b->extra_streams.empty()) {
-      s.pending_frees.add(b, *events);
-    } else {
-      account_inactive(s, b);
-      history.trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream, b->frames);
-      free_block(s, b);
-    }
-  }
-
-  std::size_t external_holds(const void* ptr) const {
-    Arena* a = ptr ? arena_table.find(ptr) : nullptr;
-    if (!a) return 0;
-    std::lock_guard lock(a->shard->lock);
-    const detail::HeldBlock* h = a->shard->held.find(ptr);
-    return h ? h->holds : 0;
-  }
 };
 
 }  // namespace
@@ -1342,7 +807,7 @@ MemoryStats CachingAllocator::stats() const {
     impl_->flush_recent(s);  // observable state is the merged one
     out.merge(Engine::observed_stats(s));
   });
-  // See Note [Device-wide peaks] in detail/device_peaks.hpp.
+  // See Note [Device-wide peaks] in detail/device_ledger.hpp.
   if (impl_->device_stats.active()) {
     impl_->device_stats.read(out);
   } else {
@@ -1462,7 +927,7 @@ MemorySnapshot CachingAllocator::snapshot(bool include_traces) const {
           seg.allocated_size += b->size;
           seg.requested_size += b->requested;
         }
-        if (b->state != Block::State::free) seg.active_size += b->size;
+        if (b->state == Block::State::allocated || b->state == Block::State::pending) seg.active_size += b->size;
         seg.blocks.push_back(std::move(bs));
       }
       snap.segments.push_back(std::move(seg));

@@ -248,8 +248,8 @@ void* allocate_routed(std::size_t bytes, StreamRef stream) {
 
 // allocate() off the fast path: before the first allocation, under another backend, or with the
 // trace hooks listening. Out of line, so that the fast path stays a tail call into the allocator
-// (an alloc+free pair costs ~50 ns; the report after the call cost a frame and a few ns on every
-// pair).
+// (an alloc+free pair costs tens of nanoseconds, so the report after the call, which cost a
+// frame and a few ns on every pair, showed: notes/figures.md).
 [[gnu::noinline]] void* allocate_slow(std::size_t bytes, StreamRef stream) {
   void* ptr = allocate_routed(bytes, stream);
   CUDAKIT_TRACE({.kind = TraceEventKind::allocation, .device = stream.device(), .stream = stream.handle(),

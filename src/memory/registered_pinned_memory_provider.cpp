@@ -90,7 +90,8 @@ class RegisteredPinnedMemoryProvider final : public PinnedMemoryProvider {
 
  private:
   static constexpr std::size_t kFaultStride = 4096;               // the smallest page there is
-  static constexpr std::size_t kMinBytesPerThread = std::size_t{4} << 20;  // a thread costs ~50 us
+  // A thread costs tens of microseconds to start (notes/figures.md): each faults at least this.
+  static constexpr std::size_t kMinBytesPerThread = std::size_t{4} << 20;
   unsigned fault_threads_;
   std::mutex mutex_;
   std::unordered_map<void*, std::size_t> sizes_;

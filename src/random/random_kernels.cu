@@ -40,10 +40,10 @@ struct alignas(sizeof(T) * N) Pack {
 // An eager draw's whole tiles with a shared high word -- nearly every large draw -- run in a
 // kernel holding nothing but that loop (draw_whole_tiles_kernel); the rest, if any, in the
 // general kernel. With any other code beside it (the tail loop, the 64-bit copy) the loop's
-// 15 KB body ran randn 3-5% slower (3.24 against 3.09-3.15 TB/s on an H200; an effect of code
-// layout, the instruction counts being equal). Against one counter per thread and iteration the
-// tiles took randn from 2.70 to 3.24 TB/s and rand from 3.77 to 4.3 (4 counters per lane: 3.13,
-// 2: 3.12; notes/tensor_random.md). The grid still decides only who computes a value, never
+// body ran randn a few percent slower (an effect of code layout, the instruction counts being
+// equal). Against one counter per thread and iteration the tiles made randn and rand a fifth
+// faster, and eight counters per lane beat four and two (notes/figures.md, "Random numbers";
+// notes/tensor_random.md). The grid still decides only who computes a value, never
 // which value (See Note [Counter layout]).
 constexpr unsigned kLanes = 32, kCallsPerLane = 8, kTile = kLanes * kCallsPerLane;
 

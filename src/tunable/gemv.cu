@@ -16,20 +16,20 @@ namespace cudakit::tunable::detail {
 // Note [Decode GEMMs]
 // With m or n at most 16 a GEMM reads a big matrix once and does a few flops per element: it is
 // memory-bound, and its speed is the fraction of HBM bandwidth it reaches. cuBLAS's tiles are
-// made for the compute-bound case (a 16 x 4096 x 4096 bfloat16 GEMM reaches 20 TFLOP/s of a
-// ~67 TFLOP/s bandwidth bound on an H200). The big operand is the one whose rows are
+// made for the compute-bound case (a 16 x 4096 x 4096 bfloat16 GEMM reaches under a third of
+// its bandwidth bound on an H200: notes/figures.md). The big operand is the one whose rows are
 // K-contiguous (A with transa = t when n <= 16, B with transb = n when m <= 16); the small one
 // (k x s, s <= 16) is read through L1. Three kernels, each a few tuner candidates:
 // - Gemv_k (split_k): each warp owns 2-4 rows, the small operand staged in shared memory tile by
 //   tile; split-K across blocks with a second pass. Only 2-4 loads in flight per thread and one
-//   or two blocks per SM: on the 2026-12-01 H200 run it reached under 51% of the bound in bf16.
+//   or two blocks per SM: it stayed near half of the bound in bf16 (notes/figures.md).
 // - GemvStream_rR (CUDA cores, every dtype): a block of 8 warps owns R = 4 or 8 rows and its warps
 //   split k between them (warp w reads the 32 x 16-byte chunks w, w + 8, ...), so a row count of
 //   4096 gives 512-1024 blocks; each thread has R 16-byte loads (__ldcs: streamed, evict-first)
 //   in flight per step. The small operand's 16 bytes per column come through L1 (__ldg).
 //   Products in float32, reduced across the warp with shuffles and across the block's warps in
-//   shared memory in warp order. With s = 16 bf16 a CUDA-core kernel needs ~34 TFMA/s at the
-//   bandwidth bound, about all an H200 has; hence:
+//   shared memory in warp order. With s = 16 bf16 a CUDA-core kernel needs about all the FMA
+//   rate an H200 has to run at the bandwidth bound (notes/figures.md); hence:
 // - GemvMma_rR (tensor cores, float16/bfloat16): mma.sync m16n8k16 with float32 accumulators, a
 //   block of 8 warps owning 16 or 32 rows (one or two m16 tiles), its warps splitting k; s padded
 //   to 8 or 16 (one or two n8 tiles). A thread (group g = lane / 4, t = lane % 4) loads 16 bytes

@@ -29,9 +29,9 @@ namespace cudakit::tunable::detail {
 // cuBLASLt. The scales are device pointers to one float each (per-tensor scaling): D = scale_a *
 // scale_b * alpha * A B + beta C. They are part of the problem cuBLASLt plans for: the descriptor
 // has scale pointers from the start (a device 1.0f until set_pointers gives the call's), so that
-// the heuristic, cublasLtMatmulAlgoCheck and the call see the same scaled problem; the first H200
-// run (7678fb6) asked the heuristic without them and cublasLtMatmul then answered
-// CUBLAS_STATUS_NOT_SUPPORTED for the scaled call. Fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM)
+// the heuristic, cublasLtMatmulAlgoCheck and the call see the same scaled problem: a heuristic
+// asked without them gave algorithms that cublasLtMatmul then refused for the scaled call
+// (notes/figures.md, "TunableOp"). Fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM)
 // stays off, as torch's _scaled_mm default: its partial sums are not promoted to float32 as often.
 
 void check_cublaslt(cublasStatus_t status, const char* api, std::source_location location) {

@@ -117,11 +117,11 @@ GemmArgs args_for(const GemmKey& key, const Operands& o, std::size_t copy, void*
 // Note [A lead run before each sample]
 // A sample's start event is stamped when the GPU reaches it. On an idle stream the GPU then waits
 // between it and the first run for as long as the host takes to issue that run, and the wait is
-// timed: cublasGemmEx takes 7-11 us of host time on the lent H200s, a cuBLASLt call or a decode
-// kernel's launch less, so over a sample of ~0.1 ms (a few runs of a decode GEMM, one of a
-// 4096^3 one) the candidates carried different biases of up to ~10%. That is the likely cause
-// of the tuner and the benchmark's graph replays disagreeing (b6208ef, 16x11008x4096 bfloat16:
-// the tuner chose a cuBLASLt algorithm that replays timed 8% slower than Default). So a run of
+// timed: cublasGemmEx takes microseconds of host time, a cuBLASLt call or a decode kernel's
+// launch less, so over a sample of ~0.1 ms (a few runs of a decode GEMM, one of a 4096^3 one)
+// the candidates carried different biases of several percent. That is the likely cause of the
+// tuner and the benchmark's graph replays disagreeing (the tuner chose a cuBLASLt algorithm that
+// replays timed slower than Default: notes/figures.md, "TunableOp"). So a run of
 // the same candidate on the previous copy goes first, untimed: the host issues the event and the
 // first timed run while it executes, and the sample times runs back to back, as a graph replay
 // or a busy stream runs them. Only for runs under 1 ms, where the bias is over ~1%; the lead

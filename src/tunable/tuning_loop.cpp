@@ -21,11 +21,11 @@ namespace cudakit::tunable {
 // - Early rejection, from the third round: a candidate more than 5% slower than the current
 //   leader (by median) in every round both were timed in cannot win by more than noise; it stops
 //   being timed. Round by round, not a candidate's best sample against the leader's median: the
-//   GPU's clock moves within the first rounds (2026-12-02, H200, 4096^3 bfloat16: the leader's
-//   median after three rounds was 0.1735 ms, every candidate's median over the hundred rounds
-//   0.192-0.198 ms), and against that early median four candidates were rejected that ended
-//   faster than Default, the fastest of them by 2.7%. Within a round the candidates run a few
-//   milliseconds apart, so the same round's samples share the clock's state.
+//   GPU's clock moves within the first rounds (the leader's early median can be ten percent
+//   below every candidate's median over all rounds), and against such an early median
+//   candidates were rejected that ended faster than Default (notes/figures.md, "TunableOp").
+//   Within a round the candidates run a few milliseconds apart, so the same round's samples
+//   share the clock's state.
 // - Stopping: at max_iterations rounds; when the candidates' time runs out (max_total_ms in all,
 //   max_duration_ms each); or after min_rounds when Default and at most one other remain.
 // - Choosing: the lowest median wins, but replaces Default only when it is faster by more than
@@ -38,17 +38,16 @@ namespace cudakit::tunable {
 // The rounds' samples are short (~0.1 ms, one run of a 4096^3 GEMM) and each follows a
 // synchronization, an L2 flush and the host's issue of the next sample: the GPU rests between
 // them, and an H200 runs short bursts at a clock that back-to-back work does not keep (Note
-// [Sustained samples] in bench/tunable_bench.cpp: 758-810 TFLOP/s in 1 ms samples, 721 over 200
-// calls). Candidates do not lose the same share when the clock drops: on 2e2a8b2 (2026-12-02,
-// H200) the tuner switched tall 65536x128x4096 bfloat16 to a cuBLASLt algorithm that 10 ms
-// samples of back-to-back calls timed 2% slower than Default. So a switch the rounds choose
-// is timed again before it stands: confirm_rounds samples each of Default and the winner, each
-// sample runs back to back for about confirm_sample_ms, the two alternating and the first of
-// each pair alternating too; the winner replaces Default only if its median there is faster by
-// max(1%, 2 x the spread of those samples) as well. 3 rounds of 10 ms: 60 ms a switched shape,
-// within the tuning budget of 2 s, and what a training step or a batch of decode steps sees.
-// Where the rounds' samples already lasted confirm_sample_ms (GEMMs of 10 ms and more), they
-// were sustained work themselves and nothing is timed again.
+// [Sustained samples] in bench/tunable_bench.cpp). Candidates do not lose the same share when the
+// clock drops: the tuner switched a shape to a cuBLASLt algorithm that 10 ms samples of
+// back-to-back calls timed slower than Default (notes/figures.md, "TunableOp"). So a switch the
+// rounds choose is timed again before it stands: confirm_rounds samples each of Default and the
+// winner, each sample runs back to back for about confirm_sample_ms, the two alternating and the
+// first of each pair alternating too; the winner replaces Default only if its median there is
+// faster by max(1%, 2 x the spread of those samples) as well. 3 rounds of 10 ms: 60 ms a switched
+// shape, within the tuning budget of 2 s, and what a training step or a batch of decode steps
+// sees. Where the rounds' samples already lasted confirm_sample_ms (GEMMs of 10 ms and more),
+// they were sustained work themselves and nothing is timed again.
 namespace {
 
 double relative_spread(const std::vector<double>& samples) {

@@ -149,29 +149,36 @@ class ReportTest(unittest.TestCase):
         self.assertIn("WORSE", text)
         self.assertIn("1 moved beyond noise", text)
 
-    def test_readme_section_replaces_only_the_marked_part(self):
+    def test_performance_section_replaces_only_the_marked_part(self):
         built = report.build(self.out, "abc1234", "2026-12-01")
-        section = report.readme_section(built, "docs/perf/run/report.json")
-        self.assertIn("docs/perf/run/report.md", section)
+        section = report.performance_section(built, "docs/perf/run/report.json", "docs/performance.md")
+        # Links are relative to the document (docs/), not to the repository root.
+        self.assertIn("](perf/run/report.md)", section)
+        self.assertNotIn("docs/perf/run/report.md", section)
+        self.assertIn("--write docs/performance.md", section)
         self.assertIn("\n### ", section)
         self.assertNotIn("\n## ", section)
         self.assertNotIn("](plots/", section)
-        readme = os.path.join(self.out, "README.md")
-        with open(readme, "w") as f:
-            f.write(f"# title\n\n## Performance\n{report.README_BEGIN}\nold tables\n{report.README_END}\n\n## After\n")
-        report.write_readme(readme, section)
-        with open(readme) as f:
+        if built["areas"][0]["plots"]:
+            self.assertIn("](perf/run/plots/", section)
+        # From the repository root (printed), the same links keep the docs/ prefix.
+        self.assertIn("](docs/perf/run/report.md)", report.performance_section(built, "docs/perf/run/report.json", "."))
+        document = os.path.join(self.out, "performance.md")
+        with open(document, "w") as f:
+            f.write(f"# title\n\n## Tables\n{report.REPORT_BEGIN}\nold tables\n{report.REPORT_END}\n\n## After\n")
+        report.write_section(document, section)
+        with open(document) as f:
             text = f.read()
         self.assertNotIn("old tables", text)
         self.assertIn("abc1234", text)
-        self.assertTrue(text.startswith("# title\n\n## Performance\n"))
-        self.assertTrue(text.endswith(f"{report.README_END}\n\n## After\n"))
+        self.assertTrue(text.startswith("# title\n\n## Tables\n"))
+        self.assertTrue(text.endswith(f"{report.REPORT_END}\n\n## After\n"))
         # No markers: refused, the file unchanged.
-        with open(readme, "w") as f:
+        with open(document, "w") as f:
             f.write("# no markers\n")
         with self.assertRaises(SystemExit):
-            report.write_readme(readme, section)
-        with open(readme) as f:
+            report.write_section(document, section)
+        with open(document) as f:
             self.assertEqual(f.read(), "# no markers\n")
 
     def test_compare_refuses_a_file_of_another_schema(self):

@@ -22,24 +22,16 @@
 #include "cudakit/memory/host_segment_provider.hpp"
 #include "cudakit/memory/snapshot.hpp"
 #include "nlohmann/json.hpp"
+#include "memory/host_allocator_fixture.hpp"
 #include "support/paths.hpp"
 
 namespace cudakit::memory {
 namespace {
 
-constexpr std::size_t MiB = 1u << 20;
-constexpr StreamKey kStreamA = 0x1000;
-constexpr StreamKey kStreamB = 0x2000;
-
-struct Fixture {
-  explicit Fixture(AllocatorConfig config = {}, std::size_t capacity = 8ull << 30, bool auto_events = true)
-      : provider(std::make_shared<HostSegmentProvider>(capacity)),
-        events(std::make_shared<HostStreamEvents>(auto_events)),
-        allocator(0, provider, events, config) {}
-  std::shared_ptr<HostSegmentProvider> provider;
-  std::shared_ptr<HostStreamEvents> events;
-  CachingAllocator allocator;
-};
+using testing::Fixture;
+using testing::kStreamA;
+using testing::kStreamB;
+using testing::MiB;
 
 AllocatorConfig classic() {
   AllocatorConfig c;
@@ -130,10 +122,11 @@ TEST_P(CachingAllocatorModes, FreedBlockServesAnotherStreamOnceItsWorkIsDone) {
   void* late = f.allocator.allocate(kSize, kStreamB);
   EXPECT_EQ(late, a);
   EXPECT_EQ(f.allocator.stats().num_cross_stream_reuses, 1);
-  // The lent block goes back to stream A only once stream B's work with it is done.
+  // The lent block goes back to stream A only once stream B's work with it is done; freed on the
+  // stream it was allocated on, it is inactive at once (See Note [Lent blocks in the statistics]).
   f.allocator.deallocate(late);
   const MemoryStats m = f.allocator.stats();
-  EXPECT_EQ(m.active_bytes[0].current - m.allocated_bytes[0].current, static_cast<std::int64_t>(kSize));
+  EXPECT_EQ(m.active_bytes[0].current, m.allocated_bytes[0].current);
   void* on_a = f.allocator.allocate(kSize, kStreamA);
   EXPECT_NE(on_a, a) << "stream B's work may still use it";
   // Stream B's work finishes; a mark on stream B recorded after the free (one at a time is in
@@ -579,14 +572,12 @@ void check_statistics_against_a_model(const AllocatorConfig& config, int steps, 
         expect_peak("allocated_bytes", i, m.allocated_bytes[i].peak, peak_bytes[i]);
       }
       expect_peak("requested_bytes", 0, m.requested_bytes[0].peak, peak_requested);
-      // Lent blocks stay active until their borrowers' marks are seen: at least the allocated.
-      ASSERT_GE(m.active_bytes[0].peak, peak_allocated) << "step " << step;
+      // No record_stream here: active is allocated, lent blocks included (See Note [Lent blocks
+      // in the statistics]).
+      expect_peak("active_bytes", 0, m.active_bytes[0].peak, peak_allocated);
       ASSERT_EQ(m.allocated_bytes[1].current + m.allocated_bytes[2].current, allocated);
-      // Lent blocks' frees wait for their borrowers' marks; with work finishing at once, the
-      // next poll completes them all.
-      ASSERT_GE(m.active_bytes[0].current, allocated);
-      f.allocator.process_events();
-      ASSERT_EQ(f.allocator.stats().active_bytes[0].current, allocated);
+      ASSERT_EQ(m.active_bytes[0].current, allocated) << "step " << step;
+      ASSERT_EQ(m.active[0].current, static_cast<std::int64_t>(live.size())) << "step " << step;
       ASSERT_EQ(m.reserved_bytes[0].current, static_cast<std::int64_t>(f.provider->in_use()));
       ASSERT_GE(m.reserved_bytes[0].current, allocated + m.inactive_split_bytes[0].current);
       ASSERT_EQ(m.allocated_bytes[0].allocated - m.allocated_bytes[0].freed, allocated);
@@ -740,71 +731,6 @@ TEST_P(CachingAllocatorModes, PeaksCarryOverWhenASecondStreamStartsAllocating) {
   EXPECT_EQ(f.allocator.stats().allocation[0].current, 0);
 }
 
-// Threads on their own streams take turns holding memory, then all hold at once: the device's
-// peaks are each phase's totals, exact, never the threads' peaks summed (See Note [Device-wide
-// peaks]); a reader of the statistics runs meanwhile.
-TEST(CachingAllocatorThreads, ConcurrentStreamsReportTheDevicePeaksExactly) {
-  Fixture f;
-  constexpr int kThreads = 6;
-  constexpr int kBlocks = 20;
-  std::mutex turn_mutex;
-  std::condition_variable turn_changed;
-  int turn = 0;  // thread `turn` holds its blocks; kThreads: all hold at once
-  int churned = 0;  // under turn_mutex
-  std::atomic<int> holding{0};
-  std::atomic<bool> done{false};
-  std::vector<std::thread> threads;
-  const auto block = [](int t, int i) { return (std::size_t{1} << 20) * static_cast<std::size_t>(1 + (t + i) % 3) + 4096; };
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      const auto stream = static_cast<StreamKey>(0x100 * (t + 1));
-      // Churn below its turn: one small block at a time.
-      for (int i = 0; i < 2000; ++i) f.allocator.deallocate(f.allocator.allocate(512, stream));
-      std::unique_lock lock(turn_mutex);
-      ++churned;
-      turn_changed.notify_all();
-      turn_changed.wait(lock, [&] { return turn == t && churned == kThreads; });
-      lock.unlock();
-      std::vector<void*> held;
-      for (int i = 0; i < kBlocks; ++i) held.push_back(f.allocator.allocate(block(t, i), stream));
-      for (void* p : held) f.allocator.deallocate(p);
-      lock.lock();
-      ++turn;
-      turn_changed.notify_all();
-      turn_changed.wait(lock, [&] { return turn == kThreads; });
-      lock.unlock();
-      held.clear();
-      for (int i = 0; i < kBlocks; ++i) held.push_back(f.allocator.allocate(512, stream));
-      ++holding;
-      while (holding.load() < kThreads) std::this_thread::yield();
-      for (void* p : held) f.allocator.deallocate(p);
-    });
-  }
-  std::thread reader([&] {
-    while (!done.load()) {
-      const MemoryStats m = f.allocator.stats();
-      EXPECT_LE(m.allocated_bytes[0].current, m.allocated_bytes[0].peak);
-    }
-  });
-  for (auto& th : threads) th.join();
-  done = true;
-  reader.join();
-  std::int64_t largest_turn = 0;
-  for (int t = 0; t < kThreads; ++t) {
-    std::int64_t sum = 0;
-    for (int i = 0; i < kBlocks; ++i) sum += static_cast<std::int64_t>(block(t, i));
-    largest_turn = std::max(largest_turn, sum);
-  }
-  const MemoryStats m = f.allocator.stats();
-  EXPECT_EQ(m.allocated_bytes[0].peak, largest_turn);
-  EXPECT_EQ(m.allocated_bytes[2].peak, largest_turn) << "every turn's blocks are large";
-  EXPECT_EQ(m.allocation[1].peak, kThreads * kBlocks) << "all threads' small blocks at once";
-  EXPECT_EQ(m.allocation[0].peak, kThreads * kBlocks);
-  EXPECT_EQ(m.requested_bytes[1].peak, kThreads * kBlocks * 512);
-  EXPECT_EQ(m.allocated_bytes[0].current, 0);
-  EXPECT_EQ(m.active[0].current, 0);
-}
-
 TEST(CachingAllocatorClassic, SegmentSizesFollowTorch) {
   Fixture f(classic());
   void* small = f.allocator.allocate(1000, kStreamA);
@@ -879,124 +805,6 @@ TEST(CachingAllocatorPools, PoolWithItsOwnProvider) {
   EXPECT_EQ(own->in_use(), 0u);
 }
 
-TEST(AllocatorConfigParse, CrossStreamReuseTakesItsThreeModes) {
-  EXPECT_EQ(AllocatorConfig{}.cross_stream_reuse, CrossStreamReuse::opportunistic);
-  for (CrossStreamReuse mode : {CrossStreamReuse::off, CrossStreamReuse::opportunistic, CrossStreamReuse::dependencies}) {
-    const auto c = AllocatorConfig::parse(std::string("cross_stream_reuse:") + to_string(mode));
-    EXPECT_EQ(c.cross_stream_reuse, mode);
-    EXPECT_EQ(AllocatorConfig::parse(c.to_string()).cross_stream_reuse, mode) << c.to_string();
-  }
-  try {
-    (void)AllocatorConfig::parse("cross_stream_reuse:sometimes");
-    FAIL() << "accepted";
-  } catch (const InvalidArgumentError& e) {
-    EXPECT_NE(std::string(e.what()).find("'cross_stream_reuse:sometimes': expected off, opportunistic or dependencies"),
-              std::string::npos) << e.what();
-  }
-}
-
-TEST(AllocatorConfigParse, ExactPeaksIsOnUnlessTurnedOffAndWritesBack) {
-  EXPECT_TRUE(AllocatorConfig{}.exact_peaks);
-  const auto off = AllocatorConfig::parse("exact_peaks:False,backend:cudaMallocAsync");
-  EXPECT_FALSE(off.exact_peaks);
-  EXPECT_EQ(off.to_string(), "expandable_segments:True,backend:cudaMallocAsync,exact_peaks:False");
-  EXPECT_FALSE(AllocatorConfig::parse(off.to_string()).exact_peaks);
-  EXPECT_TRUE(AllocatorConfig::parse("exact_peaks:True").exact_peaks);
-  try {
-    (void)AllocatorConfig::parse("exact_peaks:maybe");
-    FAIL() << "accepted";
-  } catch (const InvalidArgumentError& e) {
-    EXPECT_NE(std::string(e.what()).find("exact_peaks:maybe"), std::string::npos) << e.what();
-  }
-  // Read when an allocator is created: not among the keys a running one changes.
-  EXPECT_THROW((void)AllocatorConfig::parse_runtime("exact_peaks:False", AllocatorConfig{}), InvalidArgumentError);
-}
-
-TEST(AllocatorConfigParse, TorchSyntaxAndClearErrors) {
-  const auto c = AllocatorConfig::parse(
-      " expandable_segments:False, max_split_size_mb:128,garbage_collection_threshold:0.6,"
-      "roundup_power2_divisions:4,per_process_memory_fraction:0.5");
-  EXPECT_FALSE(c.expandable_segments);
-  EXPECT_EQ(c.max_split_size, 128 * MiB);
-  EXPECT_DOUBLE_EQ(c.garbage_collection_threshold, 0.6);
-  for (unsigned d : c.roundup_power2_divisions) EXPECT_EQ(d, 4u);
-  EXPECT_DOUBLE_EQ(c.per_process_memory_fraction, 0.5);
-  EXPECT_EQ(AllocatorConfig::parse(c.to_string()).to_string(), c.to_string());
-  auto error_of = [](const char* text) {
-    try {
-      (void)AllocatorConfig::parse(text);
-    } catch (const InvalidArgumentError& e) {
-      return std::string(e.what());
-    }
-    return std::string("<no error>");
-  };
-  EXPECT_NE(error_of("max_split_size_mb:10").find("'max_split_size_mb:10': must be greater than 20"), std::string::npos);
-  EXPECT_NE(error_of("max_non_split_rounding_mb:10").find("must be at least 20"), std::string::npos);
-  EXPECT_EQ(AllocatorConfig::parse("max_non_split_rounding_mb:256").max_non_split_rounding, 256 * MiB);
-  EXPECT_EQ(AllocatorConfig::parse(AllocatorConfig::parse("max_non_split_rounding_mb:256").to_string())
-                .max_non_split_rounding, 256 * MiB);
-  EXPECT_NE(error_of("garbage_collection_threshold:1.5").find("strictly between 0 and 1"), std::string::npos);
-  EXPECT_NE(error_of("expandable_segments:maybe").find("expected True or False"), std::string::npos);
-  EXPECT_NE(error_of("bogus_key:1").find("unknown key"), std::string::npos);
-  // torch's keys that are not implemented say so, with the reason, instead of looking like typos.
-  EXPECT_NE(error_of("expandable_segments_handle_type:1")
-                .find("a PYTORCH_CUDA_ALLOC_CONF key that cudakit does not implement"),
-            std::string::npos);
-  EXPECT_NE(error_of("release_lock_on_cudamalloc:True").find("no device-wide lock"), std::string::npos);
-  EXPECT_EQ(error_of("pinned_use_background_threads:True").find("unknown key"), std::string::npos);
-  EXPECT_NE(error_of("roundup_power2_divisions:3").find("power of two"), std::string::npos);
-  EXPECT_NE(error_of("roundup_power2_divisions:[256:3]").find("divisions '3' must be 0 or a power of two"),
-            std::string::npos);
-  EXPECT_NE(error_of("roundup_power2_divisions:[300:2]").find("interval '300' must be a power of two"),
-            std::string::npos);
-  EXPECT_NE(error_of("roundup_power2_divisions:[256:2,expandable_segments:True").find("without a closing"),
-            std::string::npos);
-  EXPECT_NE(error_of("roundup_power2_divisions:[256]").find("entry '256' is not B:divisions"), std::string::npos);
-  EXPECT_NE(error_of("novalue").find("expected key:value"), std::string::npos);
-}
-
-TEST(AllocatorConfigParse, PinnedHostRegisterKeysAsTorchSpellsThem) {
-  const AllocatorConfig defaults = AllocatorConfig::parse("");
-  EXPECT_FALSE(defaults.pinned_use_host_register);
-  EXPECT_EQ(defaults.pinned_num_register_threads, 1u);
-  const auto c = AllocatorConfig::parse("pinned_use_cuda_host_register:True,pinned_num_register_threads:8");
-  EXPECT_TRUE(c.pinned_use_host_register);
-  EXPECT_EQ(c.pinned_num_register_threads, 8u);
-  const AllocatorConfig back = AllocatorConfig::parse(c.to_string());
-  EXPECT_TRUE(back.pinned_use_host_register);
-  EXPECT_EQ(back.pinned_num_register_threads, 8u);
-  EXPECT_EQ(defaults.to_string().find("pinned"), std::string::npos);
-  for (const char* bad : {"pinned_num_register_threads:6", "pinned_num_register_threads:256",
-                          "pinned_num_register_threads:0", "pinned_num_register_threads:2.5"}) {
-    try {
-      (void)AllocatorConfig::parse(bad);
-      ADD_FAILURE() << bad << " was accepted";
-    } catch (const InvalidArgumentError& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "': must be a power of two from 1 to 128"),
-                std::string::npos) << e.what();
-    }
-  }
-  EXPECT_THROW((void)AllocatorConfig::parse("pinned_use_cuda_host_register:yes"), InvalidArgumentError);
-}
-
-// torch's list form: each entry names the power-of-two interval (in MiB) that starts there; the
-// first entry also covers every interval below it, ">" every interval after the last one named.
-TEST(AllocatorConfigParse, RoundupDivisionsPerIntervalAsTorchReadsThem) {
-  const auto c = AllocatorConfig::parse(
-      "roundup_power2_divisions:[256:1, 512:2,1024:4,>:8],expandable_segments:False");
-  EXPECT_FALSE(c.expandable_segments);  // the list's commas did not end the item
-  const std::array<unsigned, AllocatorConfig::kRoundupIntervals> expected{1, 1, 1, 1, 1, 1, 1, 1, 1,
-                                                                          2, 4, 8, 8, 8, 8, 8};
-  EXPECT_EQ(c.roundup_power2_divisions, expected);
-  EXPECT_EQ(c.roundup_divisions(100), 1u);         // under 2 MiB: entry 0
-  EXPECT_EQ(c.roundup_divisions(300 * MiB), 1u);   // [256, 512) MiB: entry 8
-  EXPECT_EQ(c.roundup_divisions(600 * MiB), 2u);   // [512 MiB, 1 GiB): entry 9
-  EXPECT_EQ(c.roundup_divisions(1536 * MiB), 4u);  // [1, 2) GiB: entry 10
-  EXPECT_EQ(c.roundup_divisions(40ull << 30), 8u); // 32 GiB and up: entry 15
-  EXPECT_EQ(AllocatorConfig::parse(c.to_string()).roundup_power2_divisions, expected);
-  EXPECT_EQ(AllocatorConfig::parse(c.to_string()).to_string(), c.to_string());
-}
-
 TEST(CachingAllocatorRounding, RoundupDivisionsFollowTorchsRule) {
   Fixture all_four(AllocatorConfig::parse("roundup_power2_divisions:4"));
   // 5 MiB + 1 lies in [4, 8) MiB: steps of 1 MiB.
@@ -1069,188 +877,6 @@ TEST(CachingAllocatorHistory, CaptureStackNamesTheCaller) {
   }
   EXPECT_TRUE(in_test_binary);
   EXPECT_TRUE(named_gtest);
-}
-
-// Many threads on their own streams at once, writing every byte they get, while another reads
-// the statistics (device-wide peaks are kept as the threads create their shards and allocate).
-TEST(CachingAllocatorThreads, ConcurrentStreamsNeverShareMemory) {
-  Fixture f;
-  constexpr int kThreads = 8;
-  std::vector<std::thread> threads;
-  std::atomic<int> bad{0};
-  std::atomic<int> running{kThreads};
-  std::vector<std::int64_t> thread_peaks(kThreads, 0);
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      std::mt19937 rng(static_cast<unsigned>(t));
-      std::vector<std::pair<unsigned char*, std::size_t>> live;
-      const auto stream = static_cast<StreamKey>(0x100 * (t + 1));
-      std::int64_t held = 0;
-      for (int i = 0; i < 20000; ++i) {
-        if (live.size() < 32 && (live.empty() || rng() % 2)) {
-          const std::size_t n = 1 + rng() % (rng() % 8 == 0 ? 3 * MiB : 16384);
-          auto* p = static_cast<unsigned char*>(f.allocator.allocate(n, stream));
-          std::memset(p, t + 1, n);
-          live.emplace_back(p, n);
-          held += static_cast<std::int64_t>(f.allocator.allocation_size(p));
-          thread_peaks[static_cast<std::size_t>(t)] = std::max(thread_peaks[static_cast<std::size_t>(t)], held);
-        } else {
-          const std::size_t k = rng() % live.size();
-          auto [p, n] = live[k];
-          for (std::size_t j = 0; j < n; j += 61) {
-            if (p[j] != t + 1) ++bad;
-          }
-          held -= static_cast<std::int64_t>(f.allocator.allocation_size(p));
-          f.allocator.deallocate(p);
-          live.erase(live.begin() + static_cast<long>(k));
-        }
-      }
-      for (auto [p, n] : live) f.allocator.deallocate(p);
-      --running;
-    });
-  }
-  int reads = 0, peak_below_current = 0;
-  while (running.load() > 0) {
-    const MemoryStats m = f.allocator.stats();
-    peak_below_current += m.allocated_bytes[0].peak < m.allocated_bytes[0].current;
-    ++reads;
-  }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(bad.load(), 0);
-  EXPECT_EQ(peak_below_current, 0) << "of " << reads << " reads";
-  const MemoryStats m = f.allocator.stats();
-  EXPECT_EQ(m.allocated_bytes[0].current, 0);
-  std::int64_t sum = 0, largest = 0;
-  for (std::int64_t p : thread_peaks) {
-    sum += p;
-    largest = std::max(largest, p);
-  }
-  EXPECT_GE(m.allocated_bytes[0].peak, largest);
-  EXPECT_LE(m.allocated_bytes[0].peak, sum);
-}
-
-// Threads on their own streams lending memory to each other (work finishes at once, so every
-// free block may pass between streams): live blocks never overlap. Runs under TSan too.
-TEST(CachingAllocatorThreads, ConcurrentStreamsLendingToEachOtherNeverShareMemory) {
-  for (CrossStreamReuse mode : {CrossStreamReuse::opportunistic, CrossStreamReuse::dependencies}) {
-    AllocatorConfig config;
-    config.cross_stream_reuse = mode;
-    Fixture f(config);
-    constexpr int kThreads = 4;
-    std::atomic<int> bad{0};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&, t] {
-        std::mt19937 rng(static_cast<unsigned>(100 + t));
-        std::vector<std::pair<unsigned char*, std::size_t>> live;
-        const auto stream = static_cast<StreamKey>(0x100 * (t + 1));
-        for (int i = 0; i < 6000; ++i) {
-          // Each thread's live set swells and drains in turn, so that memory changes hands.
-          const std::size_t cap = ((i / 500) % kThreads) == t ? 48 : 4;
-          if (live.size() < cap && (live.empty() || rng() % 3 != 0)) {
-            const std::size_t n = 1 + rng() % (rng() % 4 == 0 ? 2 * MiB : 32768);
-            auto* p = static_cast<unsigned char*>(f.allocator.allocate(n, stream));
-            std::memset(p, t + 1, n);
-            live.emplace_back(p, n);
-            if (rng() % 16 == 0) f.allocator.record_stream(p, static_cast<StreamKey>(0x100 * (1 + rng() % kThreads)));
-          } else if (!live.empty()) {
-            const std::size_t k = rng() % live.size();
-            auto [p, n] = live[k];
-            for (std::size_t j = 0; j < n; j += 61) {
-              if (p[j] != t + 1) ++bad;
-            }
-            f.allocator.deallocate(p);
-            live.erase(live.begin() + static_cast<long>(k));
-          }
-        }
-        for (auto [p, n] : live) f.allocator.deallocate(p);
-      });
-    }
-    for (auto& th : threads) th.join();
-    EXPECT_EQ(bad.load(), 0) << to_string(mode);
-    EXPECT_GT(f.allocator.stats().num_cross_stream_reuses, 0) << to_string(mode);
-    f.allocator.empty_cache();
-    EXPECT_EQ(f.provider->in_use(), 0u);
-  }
-}
-
-// Replays a recorded trace through the real policy on host memory (work finishing at once).
-struct HostReplay {
-  ReplayResult result;
-  std::int64_t cross_stream_reuses = 0;
-  std::size_t peak_requested = 0;
-  std::size_t left_in_use = 0;
-};
-HostReplay replay_on_host(const std::string& trace_name, std::size_t expected_ops, std::uint32_t streams = 1,
-                          AllocatorConfig config = {}) {
-  const std::string path = cudakit::testing::test_data_dir() + "/alloc-traces/" + trace_name;
-  const AllocTrace trace = load_alloc_trace(path);
-  EXPECT_EQ(trace.ops.size(), expected_ops);
-  EXPECT_EQ(trace.num_streams, streams);
-  Fixture f(config);
-  struct Target {
-    CachingAllocator& a;
-    void* alloc(std::size_t n, StreamKey s) { return a.allocate(n, s); }
-    void free(void* p, StreamKey) { a.deallocate(p); }
-    void empty_cache() { a.empty_cache(); }
-    void reset_peaks() { a.reset_peak_stats(); }
-    std::size_t peak_allocated() { return static_cast<std::size_t>(a.stats().allocated_bytes[0].peak); }
-    std::size_t peak_reserved() { return static_cast<std::size_t>(a.stats().reserved_bytes[0].peak); }
-    std::size_t device_allocations() { return static_cast<std::size_t>(a.stats().num_device_alloc); }
-  } target{f.allocator};
-  HostReplay out;
-  std::vector<StreamKey> keys;
-  for (std::uint32_t i = 0; i < streams; ++i) keys.push_back(kStreamA * (i + 1));
-  out.result = replay_alloc_trace(target, trace, keys);
-  out.cross_stream_reuses = f.allocator.stats().num_cross_stream_reuses;
-  out.peak_requested = trace.peak_requested_bytes;
-  out.left_in_use = f.provider->in_use();
-  return out;
-}
-
-double reserved_over_allocated(const ReplayResult& r) {
-  return static_cast<double>(r.peak_reserved) / static_cast<double>(r.peak_allocated);
-}
-
-TEST(AllocReplayHost, ServeKvReplaysWithinItsMemoryBound) {
-  const HostReplay h = replay_on_host("trace_serve_kv.csv.gz", 124272);
-  EXPECT_EQ(h.result.peak_allocated, h.peak_requested);  // 512-byte multiples already
-  // Expandable arenas: 222 MiB for 195 MiB at peak (torch's segments: 314 MiB, 1.61).
-  EXPECT_LE(reserved_over_allocated(h.result), 1.15);
-  // It churns from its first requests on, so its growths map what is missing plus at most
-  // mapped/16 (Note [Growing ahead]): 27 growths.
-  EXPECT_LE(h.result.device_allocations, 32u);
-  EXPECT_EQ(h.left_in_use, 0u);
-}
-
-TEST(AllocReplayHost, GptTrainGrowsFurtherAheadWhileFilling) {
-  const HostReplay h = replay_on_host("trace_gpt_train.csv.gz", 10649);
-  // Its first step fills 4.2 GiB in growth streaks, at fewer than 8 allocations per mapped page:
-  // mapping ahead by mapped/8 there takes 34 growths (53 at mapped/16, 121 without growing
-  // ahead) at 1.07 x peak allocated (Note [Growing ahead]).
-  EXPECT_LE(h.result.device_allocations, 40u);
-  EXPECT_LE(reserved_over_allocated(h.result), 1.10);
-  EXPECT_EQ(h.left_in_use, 0u);
-}
-
-// The traces with several streams (tests/data/alloc-traces/README.md): memory one stream freed
-// serves the others, so that reserved memory stays within 1.15 x peak allocated on each (each
-// stream to its own memory holds up to 1.66: See Note [Memory across streams]).
-TEST(AllocReplayHost, StreamsShareTheirFreedMemoryOnEveryMultiStreamTrace) {
-  struct Case { const char* name; std::size_t ops; std::uint32_t streams; };
-  for (const Case& c : {Case{"trace_serve_2w.csv.gz", 751858, 2}, Case{"trace_serve_4w.csv.gz", 632908, 4},
-                        Case{"trace_train_copy.csv.gz", 7304, 2}, Case{"trace_train_comm.csv.gz", 6882, 2}}) {
-    SCOPED_TRACE(c.name);
-    const HostReplay shared = replay_on_host(c.name, c.ops, c.streams);
-    EXPECT_LE(reserved_over_allocated(shared.result), 1.15);
-    EXPECT_GT(shared.cross_stream_reuses, 0);
-    EXPECT_EQ(shared.left_in_use, 0u);
-  }
-  AllocatorConfig off;
-  off.cross_stream_reuse = CrossStreamReuse::off;
-  const HostReplay apart = replay_on_host("trace_serve_2w.csv.gz", 751858, 2, off);
-  EXPECT_GT(reserved_over_allocated(apart.result), 1.4) << "the two workers' peaks, each in its own arena";
-  EXPECT_EQ(apart.cross_stream_reuses, 0);
 }
 
 TEST(AllocTraceParse, RejectsMalformedTraces) {

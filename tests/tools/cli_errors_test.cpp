@@ -166,7 +166,8 @@ TEST_F(CudakitCli, AllocatorOptionsAreCheckedAsTheCommandLineIsRead) {
 
 TEST_F(CudakitCli, MissingOrUnreadableInputsNameThePathAndTheReason) {
   expect_error({"alloc-replay"}, kUsage,
-               "cudakit alloc-replay: missing TRACE (trace file (.csv or .csv.gz))");
+               "cudakit alloc-replay: missing TRACE (trace file (.csv or .csv.gz), or a snapshot of "
+               "torch.cuda.memory._dump_snapshot (pickle) or its JSON form)");
   expect_error({"alloc-replay", "nope.csv", "--backend", "host"}, kUsage,
                "cudakit alloc-replay: TRACE 'nope.csv' cannot be read: No such file or directory");
   expect_error({"memviz", "."}, kUsage, "cudakit memviz: SNAPSHOT '.' is a folder, not a file");

@@ -1,5 +1,6 @@
 // `cudakit alloc-replay TRACE [--backend device|host] [--conf ...] [--json]`: replays a recorded
 // allocation trace through cudakit's caching allocator, on the GPU or on simulated device memory.
+// A PyTorch memory snapshot as TRACE goes to the what-if replays of alloc_replay_snapshot.cpp.
 
 #include <cstring>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "alloc_replay_snapshot.hpp"
 #include "command.hpp"
 #include "cudakit/core/current_stream.hpp"
 #include "cudakit/core/detail/outside_input.hpp"
@@ -20,6 +22,7 @@
 #include "cudakit/memory/caching_allocator.hpp"
 #include "cudakit/memory/cuda_segment_provider.hpp"
 #include "cudakit/memory/host_segment_provider.hpp"
+#include "cudakit/memory/snapshot_trace.hpp"
 #include "errors.hpp"
 #include "nlohmann/json.hpp"
 
@@ -54,6 +57,9 @@ struct Options {
   bool json = false;
   double host_capacity_gib = 141;  // an H200's
   const CLI::Option* host_capacity_option = nullptr;
+  const CLI::Option* backend_option = nullptr;
+  int device = 0;
+  const CLI::Option* device_option = nullptr;
 };
 
 // The allocator options of CUDAKIT_ALLOC_CONF, then --conf over them. The replay is always of
@@ -144,6 +150,14 @@ std::string gib(double value) {
 }
 
 int run(const Options& o) {
+  const auto given = [](const CLI::Option* option) { return option->count() > 0; };
+  if (memory::looks_like_snapshot(o.trace)) {
+    return run_snapshot_replay(
+        {o.trace, o.conf, o.json, given(o.host_capacity_option) ? std::optional(o.host_capacity_gib) : std::nullopt,
+         given(o.device_option) ? std::optional(o.device) : std::nullopt,
+         given(o.backend_option) ? std::optional(o.backend) : std::nullopt});
+  }
+  if (given(o.device_option)) throw UsageError("--device picks a device of a snapshot; a CSV trace has one");
   if (o.host_capacity_option->count() > 0 && o.backend != "host") {
     throw UsageError("--host-capacity-gib sizes the simulated memory of --backend host; with --backend " +
                      o.backend + " it would be ignored");
@@ -208,20 +222,31 @@ int run(const Options& o) {
 }
 
 const RegisterCommand kAllocReplay(
-    "alloc-replay", "replay a recorded allocation trace through the caching allocator",
+    "alloc-replay",
+    "replay an allocation trace through the caching allocator, or a PyTorch memory snapshot under "
+    "four allocators (what-if)",
     [](CLI::App& app) -> std::function<int()> {
       auto o = std::make_shared<Options>();
-      app.add_option("TRACE", o->trace, "trace file (.csv or .csv.gz)")->required()->check(readable_file());
-      app.add_option("--backend", o->backend, "device (the GPU) or host (simulated device memory)")
+      app.add_option("TRACE", o->trace,
+                     "trace file (.csv or .csv.gz), or a snapshot of torch.cuda.memory._dump_snapshot "
+                     "(pickle) or its JSON form")
+          ->required()
+          ->check(readable_file());
+      o->backend_option = app.add_option("--backend", o->backend, "device (the GPU) or host (simulated device memory)")
           ->capture_default_str()
           ->check(one_of({"device", "host"}));
       app.add_option("--conf", o->conf, "allocator options, CUDAKIT_ALLOC_CONF syntax")
           ->check(allocator_options());
       o->host_capacity_option =
           app.add_option("--host-capacity-gib", o->host_capacity_gib,
-                         "simulated device memory for --backend host")
+                         "simulated device memory for --backend host; for a snapshot, the "
+                         "device size each allocator must fit in")
               ->capture_default_str()
               ->check(number_in("a size in GiB", kMinHostCapacityGib, kMaxHostCapacityGib));
+      o->device_option = app.add_option("--device", o->device,
+                                        "snapshots: replay this device's trace only (default: every "
+                                        "device with entries)")
+                             ->transform(integer_in("a device index", 0, 1023));
       app.add_flag("--json", o->json, "print one JSON object");
       return [o] { return run(*o); };
     });

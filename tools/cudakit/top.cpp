@@ -72,7 +72,7 @@ const RegisterCommand kTop(
       command.add_flag("--once", options->once, "print one view and exit");
       command.add_flag("--json", options->json,
                        "print JSON instead of the table: one object a line, each refresh "
-                       "(the schema is in the README)");
+                       "(the schema is in docs/cli.md)");
       command.add_option("--interval", options->interval, "seconds between refreshes")
           ->capture_default_str()
           ->check(number_in("seconds", 0.1, 3600));

@@ -29,7 +29,7 @@ struct MemorySplit {
 // used by cudakit processes and by others) and its processes beneath it.
 [[nodiscard]] std::string render_top(const TopSnapshot& snapshot);
 
-// The JSON form (the schema is in the README's `cudakit top` section).
+// The JSON form (the schema is in docs/cli.md, `cudakit top`).
 [[nodiscard]] nlohmann::json top_json(const TopSnapshot& snapshot);
 
 }  // namespace cudakit::cli

@@ -8,7 +8,7 @@ with float fma exactly as the header does, is measured by tests/random/distribut
 
   log2(1 + f) / f            on f in [sqrt(1/2) - 1, sqrt(2) - 1]      (Note [Transcendental design])
   k sin(pi t) / t, k cos(pi t) as polynomials in y = t^2 on [0, 1/4], k = sqrt(2 ln 2)
-                             (Note [Box-Muller radius and angle])
+                             (Note [Box-Muller radius])
 """
 import sys
 

@@ -10,6 +10,9 @@ Programs (each a real workload run on the GPU, not a synthetic size list):
   the workers' steps interleaved as an event loop runs them.
 - serve_4w: the same with four workers and a different request mix (shorter prompts, longer
   generations, a larger model).
+- serve_8t: eight serving threads, each a Python thread with a stream of its own, taking
+  requests from one shared queue (prefill, then decode into the request's own key/value cache)
+  as a threaded inference server does; the trace has a fifth column, the thread.
 - train_copy: training steps of a transformer whose next batch is copied in on a copy stream
   (pinned host memory, record_stream onto the compute stream) while the step runs.
 - train_comm: training steps whose gradients are bucketed on a communication stream as
@@ -102,6 +105,58 @@ def serve(workers, requests_per_worker, layers, d, heads, vocab, prompt_range, g
         if rng.random() < 0.05:
             torch.cuda.synchronize()
     torch.cuda.synchronize()
+
+
+def serve_threads(threads, requests, layers, d, heads, vocab, prompt_range, gen_range, seed):
+    """Worker threads, each with its own stream, serve requests from one queue until it is empty."""
+    import queue
+    import threading
+    rng = random.Random(seed)
+    w = make_weights(layers, d, vocab, torch.bfloat16)
+    todo = queue.Queue()
+    for _ in range(requests):
+        todo.put(Request(rng, prompt_range, gen_range))
+    streams = [torch.cuda.Stream() for _ in range(threads)]
+    errors = []
+
+    def worker(k):
+        try:
+            with torch.cuda.stream(streams[k]):
+                while True:
+                    try:
+                        r = todo.get_nowait()
+                    except queue.Empty:
+                        break
+                    tokens = torch.randint(0, vocab, (r.prompt,), device="cuda")
+                    x = w["emb"][tokens]
+                    caches = []
+                    for i in range(layers):
+                        x, c = attention_step(w, i, x, None, heads)
+                        caches.append(c)
+                    x = x[-1:]
+                    for _ in range(r.remaining):
+                        for i in range(layers):
+                            x, caches[i] = attention_step(w, i, x, caches[i], heads)
+                        nxt = (x @ w["emb"].t()).argmax(-1)
+                        x = w["emb"][nxt]
+                    # the result goes back to the client: this worker waits for its stream only
+                    streams[k].synchronize()
+                    del caches, x, tokens
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+
+    torch.cuda.synchronize()
+    torch.cuda.memory._record_memory_history(context=None, stacks="python", max_entries=4_000_000)
+    pool = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    torch.cuda.synchronize()
+    if errors:
+        raise errors[0]
+    # Each worker allocates and frees on its own stream only, so the stream names the thread.
+    return {streams[k].cuda_stream: k + 1 for k in range(threads)}
 
 
 def transformer_params(layers, d, vocab):
@@ -203,29 +258,36 @@ def train_comm(steps, layers, d, heads, vocab, bucket_mb, seed):
 PROGRAMS = {
     "serve_2w": lambda: serve(2, 12, 8, 1024, 16, 32000, (16, 1500), (16, 128), seed=11),
     "serve_4w": lambda: serve(4, 6, 6, 1536, 12, 32000, (8, 400), (32, 160), seed=12),
+    "serve_8t": lambda: serve_threads(8, 64, 6, 1024, 16, 32000, (16, 600), (8, 64), seed=15),
     "train_copy": lambda: train_copy(8, 8, 768, 12, 32000, seed=13),
     "train_comm": lambda: train_comm(8, 8, 1024, 16, 32000, 25, seed=14),
 }
 
 
-def write_trace(path):
+def write_trace(path, threads=None):
+    """Writes the trace; with `threads` (stream -> thread number, 0 for any other stream), the
+    fifth column names each operation's thread."""
     snap = torch.cuda.memory._snapshot()
     torch.cuda.memory._record_memory_history(enabled=None)
     events = snap["device_traces"][0]
+
+    def thread_column(e):
+        return "" if threads is None else f",{threads.get(e['stream'], 0)}"
+
     live, next_id, lines = {}, 0, []
     for e in events:
         a = e["action"]
         if a == "alloc":
             live[e["addr"]] = (next_id, e["size"])
-            lines.append(f"a,{next_id},{e['size']},{e['stream']}")
+            lines.append(f"a,{next_id},{e['size']},{e['stream']}" + thread_column(e))
             next_id += 1
         elif a == "free_requested" and e["addr"] in live:
             i, size = live.pop(e["addr"])
-            lines.append(f"f,{i},{size},{e['stream']}")
+            lines.append(f"f,{i},{size},{e['stream']}" + thread_column(e))
     with gzip.open(path, "wt") as f:
-        f.write("op,id,size,stream\n")
+        f.write("op,id,size,stream" + ("" if threads is None else ",thread") + "\n")
         f.write("\n".join(lines) + "\n")
-    streams = {l.rsplit(",", 1)[1] for l in lines}
+    streams = {l.split(",")[3] for l in lines}
     print(f"{path}: {len(lines)} ops, {len(streams)} streams, {len(live)} live at the end")
 
 
@@ -236,8 +298,8 @@ def main():
     for name in names:
         torch.cuda.empty_cache()
         try:
-            PROGRAMS[name]()
-            write_trace(os.path.join(out, f"trace_{name}.csv.gz"))
+            threads = PROGRAMS[name]()
+            write_trace(os.path.join(out, f"trace_{name}.csv.gz"), threads)
         except Exception as e:  # the other programs still run
             import traceback
             traceback.print_exc()

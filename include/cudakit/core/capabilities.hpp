@@ -1,6 +1,6 @@
 #pragma once
-// What the device and this libcudakit can do (torch.cuda.is_bf16_supported, is_tf32_supported,
-// get_arch_list, get_gencode_flags).
+// @brief What the device and this libcudakit can do (torch.cuda.is_bf16_supported,
+// is_tf32_supported, get_arch_list, get_gencode_flags).
 
 #include <string>
 #include <string_view>

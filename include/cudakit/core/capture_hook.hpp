@@ -1,9 +1,9 @@
 #pragma once
-// CaptureHook: state that a captured CUDA graph must carry forward on every replay — above all
-// the Philox offsets of the random generators, so that each replay draws fresh numbers. The
-// graph layer calls every registered hook around capture and before each replay; the layers
-// that own such state (random) register one. Both depend only on this header, so neither
-// feature layer depends on the other.
+// @brief CaptureHook: state that a captured CUDA graph must carry forward on every replay — above
+// all the Philox offsets of the random generators, so that each replay draws fresh numbers. The
+// graph layer calls every registered hook around capture and before each replay; the layers that
+// own such state (random) register one. Both depend only on this header, so neither feature layer
+// depends on the other.
 
 #include <cstdint>
 #include <vector>

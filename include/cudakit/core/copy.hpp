@@ -1,6 +1,6 @@
 #pragma once
-// Stream-ordered copies and fills as cudakit's layers make them: checked, and reported to the
-// trace hooks (See Note [Runtime trace hooks]) before they are queued.
+// @brief Stream-ordered copies and fills as cudakit's layers make them: checked, and reported to
+// the trace hooks (See Note [Runtime trace hooks]) before they are queued.
 
 #include <cuda_runtime_api.h>
 

@@ -1,6 +1,6 @@
 #pragma once
-// CublasError: the error family's member for cuBLAS and cuBLASLt (See Note [Error hierarchy] in
-// error.hpp).
+// @brief CublasError: the error family's member for cuBLAS and cuBLASLt (See Note [Error
+// hierarchy] in error.hpp).
 
 #include <string>
 #include <string_view>

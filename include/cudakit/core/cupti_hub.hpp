@@ -1,5 +1,5 @@
 #pragma once
-// CuptiHub: the process's one CUPTI subscription, shared by everything in cudakit that needs
+// @brief CuptiHub: the process's one CUPTI subscription, shared by everything in cudakit that needs
 // CUPTI (the profiler's activity tracing, graph kernel annotations' node-id mapping), so that
 // they work together in one process — CUPTI allows a single subscriber, and PyTorch's profiler
 // and annotations conflict over it.

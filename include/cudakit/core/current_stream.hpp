@@ -1,5 +1,5 @@
 #pragma once
-// The calling thread's current stream per device, as in torch.cuda.current_stream.
+// @brief The calling thread's current stream per device, as in torch.cuda.current_stream.
 //
 // Each thread starts with the device's default (legacy null) stream current on every device.
 // set_current_stream changes it for the calling thread only; StreamGuard does so for a scope.
@@ -8,12 +8,18 @@
 
 namespace cudakit {
 
-// The calling thread's current stream on `device` (-1: the current device).
+// The calling thread's current stream on `device` (-1: the current device): the stream every
+// cudakit operation on that device queues its work on when it is given none.
+// @throws CudaError when there is no device to ask (no driver, no GPU).
 [[nodiscard]] StreamRef current_stream(int device = -1);
-// The default (legacy null) stream of `device` (-1: the current device).
+// The default (legacy null) stream of `device` (-1: the current device). @throws CudaError as
+// current_stream.
 [[nodiscard]] StreamRef default_stream(int device = -1);
 // Makes `stream` the calling thread's current stream on its device. The current device is not
-// changed (torch's set_stream does change it; StreamGuard does both).
+// changed (torch's set_stream does change it; StreamGuard does both). Work already queued is not
+// affected: later operations go to `stream`, ordered after earlier ones only if the program
+// orders them (StreamRef::wait_stream).
+// @throws StateError for a moved-from Stream.
 void set_current_stream(StreamRef stream);
 
 }  // namespace cudakit

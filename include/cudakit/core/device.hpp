@@ -1,5 +1,6 @@
 #pragma once
-// Devices: counting, selecting and describing them (torch.cuda.device_count, set_device, ...).
+// @brief Devices: counting, selecting and describing them (torch.cuda.device_count, set_device,
+// ...).
 //
 // Nothing here touches the GPU before it is first called. device_count() and is_available()
 // never throw: on a machine with no GPU or no driver they answer 0 and false.
@@ -49,17 +50,24 @@ bool is_available() noexcept;
 int current_device();
 // Makes `device` current for the calling thread. @throws InvalidArgumentError for a bad ordinal.
 void set_device(int device);
+// What `device` (-1: the current device) is (torch.cuda.get_device_properties).
 // @throws InvalidArgumentError for a bad ordinal.
 DeviceProperties get_device_properties(int device = -1);
 // (major, minor) compute capability of `device` (-1: the current device).
+// @throws InvalidArgumentError for a bad ordinal.
 std::pair<int, int> get_device_capability(int device = -1);
-// (free, total) bytes of `device`'s memory, as the driver reports them.
+// (free, total) bytes of `device`'s memory, as the driver reports them (memory another process
+// or cudakit's cache holds counts as used). @throws InvalidArgumentError for a bad ordinal.
 std::pair<std::size_t, std::size_t> mem_get_info(int device = -1);
-// Waits for all work on `device` (-1: the current device) to finish.
+// Blocks the host until all work on `device` (-1: the current device), on every stream, has
+// finished. @throws InvalidArgumentError for a bad ordinal; CudaError when queued work failed;
+// StateError under sync debug mode `error`.
 void synchronize(int device = -1);
 // True when `device` can read and write `peer_device`'s memory directly.
+// @throws InvalidArgumentError for a bad ordinal.
 bool can_device_access_peer(int device, int peer_device);
-// The device's stream priority range: {least, greatest}. Greatest is numerically lowest (e.g. {0, -5}).
+// The device's stream priority range: {least, greatest}. Greatest is numerically lowest (e.g.
+// {0, -5}). @throws InvalidArgumentError for a bad ordinal.
 std::pair<int, int> stream_priority_range(int device = -1);
 
 namespace detail {

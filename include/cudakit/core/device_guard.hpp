@@ -1,5 +1,5 @@
 #pragma once
-// DeviceGuard: sets the current device for a scope and restores the previous one on exit
+// @brief DeviceGuard: sets the current device for a scope and restores the previous one on exit
 // (the C++ form of `with torch.cuda.device(i)`).
 
 namespace cudakit {

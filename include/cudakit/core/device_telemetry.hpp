@@ -1,5 +1,5 @@
 #pragma once
-// Everything `cudakit top` shows of one GPU, read from NVML at one moment.
+// @brief Everything `cudakit top` shows of one GPU, read from NVML at one moment.
 
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA driver API, reached through the runtime's entry-point query. See Note [Driver entry points].
+// @brief The CUDA driver API, reached through the runtime's entry-point query. See Note [Driver entry points].
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>

@@ -1,5 +1,5 @@
 #pragma once
-// DynamicLibrary: an optional shared library loaded at run time (cuFile, CUPTI, NCCL where a
+// @brief DynamicLibrary: an optional shared library loaded at run time (cuFile, CUPTI, NCCL where a
 // feature must not make the build or the start depend on it). cudakit's own optional libraries
 // are reached through their tables, built on it (See Note [Optional library tables] in
 // cudakit/core/detail/library_table.hpp).

@@ -1,5 +1,5 @@
 #pragma once
-// Event: an owning, move-only CUDA event (torch.cuda.Event).
+// @brief Event: an owning, move-only CUDA event (torch.cuda.Event).
 //
 // Like torch's, the CUDA event is created lazily, on the first record(), on the device of the
 // stream it is recorded on; until then it counts as complete, and waiting on it is a no-op.
@@ -37,10 +37,12 @@ class Event : public EventRef {
   Event& operator=(Event&& other) noexcept;
 
   [[nodiscard]] const EventFlags& flags() const noexcept { return flags_; }
+  // Whether record() was called. @throws StateError for a moved-from Event.
   [[nodiscard]] bool was_recorded() const {
     check_usable("was_recorded");
     return recorded_;
   }
+  // A reference to this event. @throws StateError for a moved-from Event.
   [[nodiscard]] EventRef ref() const {
     check_usable("ref");
     return *this;
@@ -52,8 +54,9 @@ class Event : public EventRef {
   // Left out, the stream is the current device's current stream (Note [Defaulting to the
   // current stream]).
   void record(OptionalStream stream = {});
-  // Makes future work on `stream` wait for the recorded work (no-op if never recorded). Inside a
-  // capture, an external event's wait waits for its latest record at each replay.
+  // Makes future work on `stream` wait for the recorded work (no-op if never recorded); the host
+  // does not block. Inside a capture, an external event's wait waits for its latest record at
+  // each replay. @throws CudaError when the wait cannot be queued.
   void wait(OptionalStream stream = {}) const;
   // Milliseconds between this event's completion and `end`'s (both recorded, both complete).
   // @throws StateError when either event lacks enable_timing, was not recorded, or has not

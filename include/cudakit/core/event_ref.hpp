@@ -1,5 +1,5 @@
 #pragma once
-// EventRef: a non-owning, trivially copyable reference to a CUDA event and its device.
+// @brief EventRef: a non-owning, trivially copyable reference to a CUDA event and its device.
 
 #include <cuda_runtime_api.h>
 
@@ -19,9 +19,11 @@ class EventRef {
   // A null EventRef stands for an event never recorded: it is always complete.
   [[nodiscard]] bool is_null() const { check_usable("is_null"); return handle_ == nullptr; }
 
-  // True when the work captured by the last record has finished (true for a null event).
+  // True when the work captured by the last record has finished (true for a null event); the
+  // host does not wait. @throws CudaError when that work failed.
   [[nodiscard]] bool query() const;
-  // Blocks until the work captured by the last record has finished (returns at once if null).
+  // Blocks the host until the work captured by the last record has finished (returns at once if
+  // null). @throws CudaError when that work failed; StateError under sync debug mode `error`.
   void synchronize() const;
 
  protected:

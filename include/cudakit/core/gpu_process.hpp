@@ -1,5 +1,5 @@
 #pragma once
-// One process that holds a context on a GPU, as list_gpu_processes reports it.
+// @brief One process that holds a context on a GPU, as list_gpu_processes reports it.
 
 #include <cstddef>
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// GreenContext: a partition of a GPU's SMs as a kind of device (torch.cuda.green_contexts;
+// @brief GreenContext: a partition of a GPU's SMs as a kind of device (torch.cuda.green_contexts;
 // NVIDIA's cudax calls it a logical device). Work on its streams runs on its SMs only.
 
 #include <cuda.h>

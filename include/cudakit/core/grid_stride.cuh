@@ -1,5 +1,5 @@
 #pragma once
-// The calling thread's place in a one-dimensional grid, for the grid-stride loops of every
+// @brief The calling thread's place in a one-dimensional grid, for the grid-stride loops of every
 // layer's kernels. 64-bit on purpose: blocks * threads overflows 32 bits on large grids. The
 // index type is a parameter because signedness changes the loop's code: the tensor kernels
 // compare against an int64 element count, the random kernels against uint64 counters (an int64

@@ -1,7 +1,7 @@
 #pragma once
-// CUDAKIT_HD marks functions compiled for both the host (g++) and the device (nvcc), so that the
-// CPU reference paths and the kernels run the same source. Under a host-only compiler the CUDA
-// qualifiers do not exist and expand to nothing.
+// @brief CUDAKIT_HD marks functions compiled for both the host (g++) and the device (nvcc), so
+// that the CPU reference paths and the kernels run the same source. Under a host-only compiler the
+// CUDA qualifiers do not exist and expand to nothing.
 
 #if defined(__CUDACC__)
 #define CUDAKIT_HD __host__ __device__

@@ -1,6 +1,6 @@
 #pragma once
-// The portable form of an interprocess event: 64 opaque bytes, with a hex text form for passing
-// between processes on a command line or through a file.
+// @brief The portable form of an interprocess event: 64 opaque bytes, with a hex text form for
+// passing between processes on a command line or through a file.
 
 #include <array>
 #include <string>

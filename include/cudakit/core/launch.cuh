@@ -1,7 +1,7 @@
 #pragma once
-// launch_kernel: how cudakit's layers launch their kernels (nvcc only). It reports the launch to
-// the trace hooks (with the kernel's name and, where the caller declares them, the byte ranges it
-// reads and writes: See Note [Runtime trace hooks]), launches, and checks the launch
+// @brief launch_kernel: how cudakit's layers launch their kernels (nvcc only). It reports the
+// launch to the trace hooks (with the kernel's name and, where the caller declares them, the byte
+// ranges it reads and writes: See Note [Runtime trace hooks]), launches, and checks the launch
 // (CUDAKIT_CHECK_LAUNCH). With no trace listener attached it costs one relaxed load over a bare
 // <<<...>>>.
 //
@@ -67,7 +67,8 @@ inline void trace_launch(const char* name, StreamRef stream, std::span<const Mem
 }
 }  // namespace detail
 
-// Launches `kernel` with `args` on `stream`, reporting the ranges `declared` makes.
+// Launches `kernel` with `args` on `stream`, reporting the ranges `declared` makes. The kernel
+// runs after the work queued before it on `stream`; the host does not wait.
 // @throws CudaError when the launch fails; what a trace listener throws (before launching).
 template <class... Params, class Make, class... Args>
 void launch_kernel(const char* name, void (*kernel)(Params...), const KernelGeometry& geometry,
@@ -114,7 +115,8 @@ struct Accesses {
 
 // Launches a user's kernel with its declared accesses, so that the stream sanitizer (and any
 // trace listener) sees what it touches; a kernel launched with <<<...>>> is not seen at all, and
-// one through launch_kernel without accesses counts as unchecked.
+// one through launch_kernel without accesses counts as unchecked. The kernel is queued on
+// `stream` after the work already there; the host does not wait.
 // @throws CudaError when the launch fails; what a trace listener throws (before launching).
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, StreamRef stream, const Accesses& accesses,

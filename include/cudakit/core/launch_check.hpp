@@ -1,6 +1,7 @@
 #pragma once
-// CUDAKIT_CHECK_LAUNCH(name): after a kernel launch, throws CudaError naming the kernel when the
-// launch failed (bad configuration, too many resources, a sticky error from earlier work).
+// @brief CUDAKIT_CHECK_LAUNCH(name): after a kernel launch, throws CudaError naming the kernel
+// when the launch failed (bad configuration, too many resources, a sticky error from earlier
+// work).
 
 #include <source_location>
 

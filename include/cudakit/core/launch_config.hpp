@@ -1,5 +1,5 @@
 #pragma once
-// Grid sizes for the grid-stride kernels of every layer (tensor, random, Jiterator, ...).
+// @brief Grid sizes for the grid-stride kernels of every layer (tensor, random, Jiterator, ...).
 
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 #pragma once
-// CUDA's initialization in this process (torch.cuda.init, torch.cuda.is_initialized).
+// @brief CUDA's initialization in this process (torch.cuda.init, torch.cuda.is_initialized).
 //
 // Like torch, cudakit initializes CUDA lazily: the first call that needs a device creates the
 // current device's primary context (the runtime's per-device context, shared with every other

@@ -1,5 +1,5 @@
 #pragma once
-// The library's logger: where cudakit's warnings go (a failed release in a destructor, an
+// @brief The library's logger: where cudakit's warnings go (a failed release in a destructor, an
 // environment variable it ignored, CUPTI refusing a record), instead of raw writes to stderr.
 //
 //   CUDAKIT_LOG_LEVEL=debug|info|warning|error|off   (default: warning)

@@ -1,5 +1,5 @@
 #pragma once
-// NcclError: the error family's member for collectives (See Note [Error hierarchy] in
+// @brief NcclError: the error family's member for collectives (See Note [Error hierarchy] in
 // error.hpp).
 
 #include <string>

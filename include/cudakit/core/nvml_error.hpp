@@ -1,5 +1,5 @@
 #pragma once
-// NVML's errors in cudakit's error family (See Note [Error hierarchy]).
+// @brief NVML's errors in cudakit's error family (See Note [Error hierarchy]).
 
 #include <source_location>
 #include <stdexcept>

@@ -1,5 +1,5 @@
 #pragma once
-// OptionalStream: how every cudakit operation that queues work takes its stream.
+// @brief OptionalStream: how every cudakit operation that queues work takes its stream.
 //
 // Note [Defaulting to the current stream]
 // Every operation that allocates, copies, launches or communicates takes `OptionalStream stream

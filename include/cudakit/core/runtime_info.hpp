@@ -1,6 +1,6 @@
 #pragma once
-// What this machine's CUDA stack is: versions of the driver and libraries, and which optional
-// features work here. Used by `cudakit info`; every field is filled without throwing.
+// @brief What this machine's CUDA stack is: versions of the driver and libraries, and which
+// optional features work here. Used by `cudakit info`; every field is filled without throwing.
 
 #include <string>
 #include <vector>

@@ -1,6 +1,7 @@
 #pragma once
-// The arithmetic of SM partitions (green contexts), from a device's SM resource as the driver
-// describes it: how many SMs a request is granted, and whether a split fits. Pure functions.
+// @brief The arithmetic of SM partitions (green contexts), from a device's SM resource as the
+// driver describes it: how many SMs a request is granted, and whether a split fits. Pure
+// functions.
 
 #include <span>
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-// StackFrame: one frame of a captured C++ stack (capture_stack), as memory history contexts,
+// @brief StackFrame: one frame of a captured C++ stack (capture_stack), as memory history contexts,
 // sync-debug warnings and sanitizer reports show it.
 #include <string>
 #include <vector>

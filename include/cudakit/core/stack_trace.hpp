@@ -1,7 +1,7 @@
 #pragma once
-// The calling thread's C++ stack, for reports that say where a call came from: return addresses
-// (by the frame-pointer chain or by the unwinder), and their frames named from the modules'
-// symbol tables (dladdr, then the module's .symtab), demangled.
+// @brief The calling thread's C++ stack, for reports that say where a call came from: return
+// addresses (by the frame-pointer chain or by the unwinder), and their frames named from the
+// modules' symbol tables (dladdr, then the module's .symtab), demangled.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -22,7 +22,7 @@ enum class StackWalk : std::uint8_t {
   // with -fno-omit-frame-pointer.
   frame_pointers,
   // The unwinder (glibc's backtrace, from the modules' unwind tables): every frame, whatever the
-  // build, at about 60 ns a frame.
+  // build, at tens of nanoseconds a frame (notes/figures.md, "Stacks").
   unwinder,
 };
 

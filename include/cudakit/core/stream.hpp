@@ -1,5 +1,8 @@
 #pragma once
-// Stream: an owning, move-only CUDA stream (torch.cuda.Stream).
+// @brief Stream: an owning, move-only CUDA stream (torch.cuda.Stream).
+//
+// The stream is created non-blocking (it does not synchronize with the legacy default stream)
+// and destroyed with its owner; work still queued on it at destruction runs to completion.
 
 #include "cudakit/core/stream_ref.hpp"
 
@@ -21,13 +24,15 @@ class Stream : public StreamRef {
   Stream(Stream&& other) noexcept;
   Stream& operator=(Stream&& other) noexcept;
 
+  // A reference to this stream. @throws StateError for a moved-from Stream.
   [[nodiscard]] StreamRef ref() const {
     check_usable("ref");
     return *this;
   }
-  // Records a new event (no timing) on this stream and returns it.
+  // Records a new event (no timing) on this stream and returns it: the event completes when the
+  // work queued so far on the stream has. @throws CudaError.
   [[nodiscard]] Event record_event() const;
-  // Gives up ownership: the caller must destroy the handle.
+  // Gives up ownership: the caller must destroy the handle. The Stream is then moved-from.
   [[nodiscard]] cudaStream_t release();
 
  private:

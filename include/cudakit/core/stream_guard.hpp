@@ -1,6 +1,9 @@
 #pragma once
-// StreamGuard: the C++ form of `with torch.cuda.stream(s):` — makes `s` and its device current
-// for the scope, and restores the previous stream and device afterwards.
+// @brief StreamGuard: the C++ form of `with torch.cuda.stream(s):` — makes `s` and its device
+// current for the scope, and restores the previous stream and device afterwards.
+//
+// Stream ordering: the guard only changes which stream later operations use; it neither waits
+// nor makes streams wait (torch's context manager does not either).
 
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/stream_ref.hpp"
@@ -9,12 +12,17 @@ namespace cudakit {
 
 class StreamGuard {
  public:
+  // @param stream made current, and its device too, for the calling thread until the guard ends.
+  // @throws StateError for a moved-from Stream; CudaError when its device cannot be made current.
   explicit StreamGuard(StreamRef stream);
+  // Restores the stream and the device that were current; never throws.
   ~StreamGuard();
   StreamGuard(const StreamGuard&) = delete;
   StreamGuard& operator=(const StreamGuard&) = delete;
 
+  // The stream that was current on the guarded device before the guard.
   [[nodiscard]] StreamRef original_stream() const noexcept { return original_; }
+  // The stream the guard made current.
   [[nodiscard]] StreamRef current_stream() const noexcept { return current_; }
 
  private:

@@ -1,5 +1,5 @@
 #pragma once
-// A per-device pool of streams, handed out round-robin (torch.cuda.Stream's pool behind
+// @brief A per-device pool of streams, handed out round-robin (torch.cuda.Stream's pool behind
 // get_stream_from_pool): cheap to ask for, never destroyed, shared between callers.
 
 #include "cudakit/core/stream_ref.hpp"

@@ -1,6 +1,10 @@
 #pragma once
-// StreamRef: a non-owning, trivially copyable reference to a CUDA stream and its device — any
-// cudaStream_t, including ones made by other libraries (torch's ExternalStream).
+// @brief StreamRef: a non-owning, trivially copyable reference to a CUDA stream and its device —
+// any cudaStream_t, including ones made by other libraries (torch's ExternalStream).
+//
+// Stream ordering: work queued on one stream runs in the order it was queued; across streams it
+// is ordered only by events (wait_event, wait_stream). Every member acts on the stream's own
+// device, whatever the caller's current device.
 
 #include <cuda_runtime_api.h>
 
@@ -34,17 +38,26 @@ class StreamRef {
   [[nodiscard]] int device() const { check_usable("device"); return device_; }
   [[nodiscard]] bool is_default() const { check_usable("is_default"); return handle_ == nullptr; }
   // A process-unique id of the stream (cuStreamGetId); the same for two refs of one stream.
+  // @throws CudaError when the driver cannot name the stream.
   [[nodiscard]] unsigned long long id() const;
+  // The stream's priority: lower numbers are higher priority. @throws CudaError.
   [[nodiscard]] int priority() const;
 
-  // True when all work queued on the stream has finished.
+  // True when all work queued on the stream has finished; the host does not wait.
+  // @throws CudaError when queued work failed (the error of that work, reported here).
   [[nodiscard]] bool query() const;
   // Blocks the host until all work queued on the stream has finished.
+  // @throws CudaError when queued work failed; StateError under sync debug mode `error`
+  // (set_sync_debug_mode), before synchronizing.
   void synchronize() const;
-  // Makes future work on this stream wait for `event` (no-op if it was never recorded). The event
-  // may belong to another device: CUDA orders streams across devices through events.
+  // Makes future work on this stream wait for `event` (no-op if it was never recorded), without
+  // blocking the host. The event may belong to another device: CUDA orders streams across
+  // devices through events.
+  // @param event the event whose latest record the stream's later work waits for.
+  // @throws CudaError when the wait cannot be queued.
   void wait_event(const EventRef& event) const;
-  // Makes future work on this stream wait for all work queued so far on `other`.
+  // Makes future work on this stream wait for all work queued so far on `other` (an event
+  // recorded there and waited on here); the host does not block. @throws CudaError.
   void wait_stream(StreamRef other) const;
 
   friend bool operator==(StreamRef a, StreamRef b) noexcept {

@@ -1,7 +1,7 @@
 #pragma once
-// Sync debug mode (torch.cuda.set_sync_debug_mode): every synchronizing call that cudakit makes —
-// stream, event and device synchronization, the blocking copies of tensors to the host, the
-// allocator's device-wide synchronization before it returns memory (empty_cache, the retry
+// @brief Sync debug mode (torch.cuda.set_sync_debug_mode): every synchronizing call that cudakit
+// makes — stream, event and device synchronization, the blocking copies of tensors to the host,
+// the allocator's device-wide synchronization before it returns memory (empty_cache, the retry
 // before an out-of-memory error) — warns or fails while the mode is on.
 //
 // warn: one warning per call site (the calling stack), with that stack, through cudakit's log.

@@ -1,5 +1,5 @@
 #pragma once
-// Device telemetry through NVML (torch.cuda.device_memory_used, memory_usage, utilization,
+// @brief Device telemetry through NVML (torch.cuda.device_memory_used, memory_usage, utilization,
 // temperature, power_draw, clock_rate, list_gpu_processes). See Note [Telemetry devices].
 //
 // NVML is loaded at run time (libnvidia-ml comes with the driver) and initialized once per
@@ -39,32 +39,40 @@ namespace cudakit {
 // Bytes used on the device, by every process and the driver (NVML's memory info "used"; torch's
 // device_memory_used). @throws NvmlUnavailableError, NvmlError, InvalidArgumentError.
 [[nodiscard]] std::size_t device_memory_used(int device = -1);
+// The same for the device whose UUID is `uuid`.
 [[nodiscard]] std::size_t device_memory_used(std::string_view uuid);
 
 // Percent of the last sample period (1/6 s to 1 s, by product) during which device memory was
-// being read or written (NVML's utilization.memory; torch's memory_usage).
+// being read or written (NVML's utilization.memory; torch's memory_usage). @throws as
+// device_memory_used.
 [[nodiscard]] unsigned int memory_usage(int device = -1);
+// The same for the device whose UUID is `uuid`.
 [[nodiscard]] unsigned int memory_usage(std::string_view uuid);
 
 // Percent of the last sample period during which one or more kernels ran (utilization.gpu).
 [[nodiscard]] unsigned int utilization(int device = -1);
+// The same for the device whose UUID is `uuid`.
 [[nodiscard]] unsigned int utilization(std::string_view uuid);
 
 // The GPU's temperature, degrees Celsius.
 [[nodiscard]] unsigned int temperature(int device = -1);
+// The same for the device whose UUID is `uuid`.
 [[nodiscard]] unsigned int temperature(std::string_view uuid);
 
 // The board's power draw, milliwatts.
 [[nodiscard]] unsigned int power_draw(int device = -1);
+// The same for the device whose UUID is `uuid`.
 [[nodiscard]] unsigned int power_draw(std::string_view uuid);
 
 // The SM clock, MHz.
 [[nodiscard]] unsigned int clock_rate(int device = -1);
+// The same for the device whose UUID is `uuid`.
 [[nodiscard]] unsigned int clock_rate(std::string_view uuid);
 
 // Every process with a compute or graphics context on the device, each pid once, with the
 // memory it uses (torch's list_gpu_processes gives the same facts as text).
 [[nodiscard]] std::vector<GpuProcess> list_gpu_processes(int device = -1);
+// The same for the device whose UUID is `uuid`.
 [[nodiscard]] std::vector<GpuProcess> list_gpu_processes(std::string_view uuid);
 
 // Every GPU of the machine as NVML numbers them, each read once, with the CUDA ordinal it has in

@@ -1,6 +1,6 @@
 #pragma once
-// TraceEvent: one runtime operation as the trace hooks report it (See Note [Runtime trace hooks]
-// in trace_hooks.hpp).
+// @brief TraceEvent: one runtime operation as the trace hooks report it (See Note [Runtime trace
+// hooks] in trace_hooks.hpp).
 
 #include <cuda_runtime_api.h>
 

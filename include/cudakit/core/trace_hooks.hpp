@@ -1,8 +1,8 @@
 #pragma once
-// The runtime trace hooks: one place where cudakit reports every runtime operation it performs —
-// kernel launches, copies, allocations, frees, record_stream, event and stream operations, device
-// synchronization, graph capture and launch — to whoever listens (the stream sanitizer, NVTX
-// ranges, the profiler, a user's own tool). torch's GPUTrace is the prior art.
+// @brief The runtime trace hooks: one place where cudakit reports every runtime operation it
+// performs — kernel launches, copies, allocations, frees, record_stream, event and stream
+// operations, device synchronization, graph capture and launch — to whoever listens (the stream
+// sanitizer, NVTX ranges, the profiler, a user's own tool). torch's GPUTrace is the prior art.
 //
 // Note [Runtime trace hooks]
 // Listeners attach and detach at run time. With none attached, a reporting site costs one

@@ -1,6 +1,7 @@
 #pragma once
-// cudakit's own GPUDirect Storage path: parallel O_DIRECT reads and writes of file chunks through
-// bounce buffers, overlapped with the copies to or from the destination. See Note [The engine].
+// @brief cudakit's own GPUDirect Storage path: parallel O_DIRECT reads and writes of file chunks
+// through bounce buffers, overlapped with the copies to or from the destination. See Note [The
+// engine].
 
 #include <sys/types.h>
 

@@ -1,5 +1,5 @@
 #pragma once
-// GdsFile: a file that loads into and saves from device (or host) memory by the fastest path
+// @brief GdsFile: a file that loads into and saves from device (or host) memory by the fastest path
 // this machine has (torch.cuda.gds.GdsFile, which needs cuFile and nvidia-fs, and fails without).
 
 #include <fcntl.h>
@@ -108,7 +108,8 @@ class GdsFile {
   IoReport save(const tensor::Tensor& source, std::uint64_t offset = 0, OptionalStream stream = {});
 
   // Many buffers or tensors in one call: chunks of all of them share the engine's threads
-  // (one engine run per kind of memory among them: host, or each device).
+  // (one engine run per kind of memory among them: host, or each device). Stream ordering and
+  // errors as load() and save(); a batch that fails has not completed as a whole.
   IoReport load_batch(std::span<const IoRequest> requests, OptionalStream stream = {});
   IoReport load_batch(std::span<const TensorAt> tensors, OptionalStream stream = {});
   IoReport save_batch(std::span<const IoRequest> requests, OptionalStream stream = {});

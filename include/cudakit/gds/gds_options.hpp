@@ -1,6 +1,6 @@
 #pragma once
-// GdsOptions: how GdsFile moves bytes; defaults per file system, overridable in code and through
-// CUDAKIT_GDS_* variables.
+// @brief GdsOptions: how GdsFile moves bytes; defaults per file system, overridable in code and
+// through CUDAKIT_GDS_* variables.
 
 #include <cstddef>
 #include <cstdint>

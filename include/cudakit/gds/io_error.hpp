@@ -1,6 +1,6 @@
 #pragma once
-// The gds layer's errors, in cudakit's one family (core/error.hpp): IoError for a file operation
-// that failed (status(): errno), CuFileError for cuFile (status(): its CUfileOpError).
+// @brief The gds layer's errors, in cudakit's one family (core/error.hpp): IoError for a file
+// operation that failed (status(): errno), CuFileError for cuFile (status(): its CUfileOpError).
 
 #include <stdexcept>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// IoReport and IoStatistics: which path a GdsFile transfer took, its bytes and its time.
+// @brief IoReport and IoStatistics: which path a GdsFile transfer took, its bytes and its time.
 
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The engine's chunk size and thread count for a file: the file system's default, then the
+// @brief The engine's chunk size and thread count for a file: the file system's default, then the
 // caller's options. See Note [Tuning per file system] in src/gds/io_tuning.cpp.
 
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
-// save_file: a whole file written from buffers or tensors, optionally atomically (a temporary
-// file beside it, synced, then renamed over it), so that a failed save leaves the old file's
-// bytes as they were.
+// @brief save_file: a whole file written from buffers or tensors, optionally atomically (a
+// temporary file beside it, synced, then renamed over it), so that a failed save leaves the old
+// file's bytes as they were.
 
 #include <filesystem>
 #include <span>

@@ -1,5 +1,5 @@
 #pragma once
-// StagingCopier: the one step of cudakit's I/O engine that touches the destination memory —
+// @brief StagingCopier: the one step of cudakit's I/O engine that touches the destination memory —
 // copies between the engine's bounce buffers and the caller's memory. See Note [The copy seam].
 
 #include <cstddef>

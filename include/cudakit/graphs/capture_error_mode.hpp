@@ -1,6 +1,6 @@
 #pragma once
-// CaptureErrorMode: how strictly CUDA polices "potentially unsafe" API calls while a graph is
-// being captured (torch.cuda.graph's capture_error_mode).
+// @brief CaptureErrorMode: how strictly CUDA polices "potentially unsafe" API calls while a graph
+// is being captured (torch.cuda.graph's capture_error_mode).
 
 #include <cuda_runtime_api.h>
 

@@ -1,5 +1,6 @@
 #pragma once
-// Whether a stream is being captured into a CUDA graph (torch.cuda.is_current_stream_capturing).
+// @brief Whether a stream is being captured into a CUDA graph
+// (torch.cuda.is_current_stream_capturing).
 
 #include "cudakit/core/current_stream.hpp"
 

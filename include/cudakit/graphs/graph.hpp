@@ -1,5 +1,6 @@
 #pragma once
-// Graph: an owning, move-only CUDA graph with its private memory pool (torch.cuda.CUDAGraph).
+// @brief Graph: an owning, move-only CUDA graph with its private memory pool
+// (torch.cuda.CUDAGraph).
 //
 // Life cycle: capture_begin on a side stream, the work to record, capture_end (which
 // instantiates unless keep_graph), then replay() any number of times, then reset() or
@@ -38,9 +39,13 @@ class Graph {
   Graph& operator=(Graph&& other) noexcept;
 
   // Starts capturing the calling thread's current stream (which must not be the legacy default
-  // stream) into this graph. `pool`: {} for a new private pool, or another graph's pool() /
-  // graph_pool_handle() to share one. `enable_annotations`: record mark_kernels regions (See
-  // Note [Kernel annotations] in src/graphs/annotations.cpp).
+  // stream) into this graph: work queued on it from now on is recorded, not run.
+  // @param pool {} for a new private pool, or another graph's pool() / graph_pool_handle() to
+  //        share one.
+  // @param mode which CUDA calls of other threads the capture tolerates (torch's
+  //        capture_error_mode).
+  // @param enable_annotations record mark_kernels regions (See Note [Kernel annotations] in
+  //        src/graphs/annotations.cpp).
   // @throws StateError when the graph is not empty or the stream cannot capture; CudaError from
   //         cudaStreamBeginCapture (the pool is released again).
   void capture_begin(memory::PoolId pool = {}, CaptureErrorMode mode = CaptureErrorMode::global,
@@ -73,8 +78,11 @@ class Graph {
   // @throws StateError without a captured graph; CudaError from cudaGraphInstantiate.
   void instantiate();
   // Launches the graph on `stream` (left out: the current stream of the graph's device),
-  // instantiating a kept graph first.
-  // @throws StateError for a graph that was never captured, was reset, or is capturing.
+  // instantiating a kept graph first. Stream ordering: the replay runs after the work queued
+  // before it on `stream` and before the work queued after it; the host does not wait. Replays
+  // on different streams are not ordered against each other.
+  // @throws StateError for a graph that was never captured, was reset, or is capturing;
+  //         CudaError from cudaGraphLaunch.
   void replay(OptionalStream stream = {});
   // Destroys the graph and its executable instance and gives up the pool (released when no
   // other graph shares it). Memory allocated during capture and still live is not freed: free it
@@ -84,7 +92,9 @@ class Graph {
   // The graph's memory pool: pass it to another capture_begin to share the pool. {} before the
   // first capture_begin.
   [[nodiscard]] memory::PoolId pool() const;
+  // Whether a capture into this graph is in progress.
   [[nodiscard]] bool is_capturing() const;
+  // Whether the graph has an executable instance (replay() launches it without instantiating).
   [[nodiscard]] bool is_instantiated() const;
   // The device captured on (-1 before capture_begin).
   [[nodiscard]] int device() const;

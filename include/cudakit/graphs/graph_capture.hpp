@@ -1,5 +1,5 @@
 #pragma once
-// GraphCapture: the C++ form of `with torch.cuda.graph(g, pool=..., stream=..., ...):`.
+// @brief GraphCapture: the C++ form of `with torch.cuda.graph(g, pool=..., stream=..., ...):`.
 //
 //   graphs::Graph g;
 //   {

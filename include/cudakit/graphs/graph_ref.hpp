@@ -1,6 +1,7 @@
 #pragma once
-// GraphRef: a non-owning, trivially copyable view of a captured CUDA graph and its executable
-// instance — what replay and inspection need, for graphs owned by a Graph or by other code.
+// @brief GraphRef: a non-owning, trivially copyable view of a captured CUDA graph and its
+// executable instance — what replay and inspection need, for graphs owned by a Graph or by other
+// code.
 
 #include <cuda_runtime_api.h>
 

@@ -1,5 +1,5 @@
 #pragma once
-// The process-wide registry of graph kernel annotations (torch.cuda.graph_annotations'
+// @brief The process-wide registry of graph kernel annotations (torch.cuda.graph_annotations'
 // get_kernel_annotations and friends), and the mechanism that finds each node's id.
 //
 // Keys are the "graph node id" the profiler reports for the replayed kernel, memcpy or memset

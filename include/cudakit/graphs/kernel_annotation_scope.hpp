@@ -1,5 +1,5 @@
 #pragma once
-// KernelAnnotationScope (torch: mark_kernels): a RAII region of a graph capture whose kernel, memcpy and memset nodes receive
+// @brief KernelAnnotationScope (torch: mark_kernels): a RAII region of a graph capture whose kernel, memcpy and memset nodes receive
 // an annotation (torch.cuda.graph_annotations.mark_kernels).
 //
 //   graphs::mark_kernels attention("attention");                   // {"name": "attention"}

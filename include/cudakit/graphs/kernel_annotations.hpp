@@ -1,5 +1,5 @@
 #pragma once
-// KernelAnnotations: the user metadata attached to graph nodes (graph kernel annotations),
+// @brief KernelAnnotations: the user metadata attached to graph nodes (graph kernel annotations),
 // keyed by the "graph node id" the profiler reports for each replayed kernel, memcpy and memset.
 // The graph layer produces it (get_kernel_annotations(), kernel_annotation_registry.hpp), the
 // profiler merges it into exported traces, and `cudakit trace merge` reads it from a file.

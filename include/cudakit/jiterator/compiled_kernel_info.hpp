@@ -1,6 +1,6 @@
 #pragma once
-// CompiledKernelInfo: what producing one runtime-compiled kernel took, for tests, benchmarks and
-// bug reports.
+// @brief CompiledKernelInfo: what producing one runtime-compiled kernel took, for tests,
+// benchmarks and bug reports.
 
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// JitArgument: one input of a runtime-compiled kernel's call — a tensor (referred to, not
+// @brief JitArgument: one input of a runtime-compiled kernel's call — a tensor (referred to, not
 // copied: a temporary in the call's own argument list lives long enough, one in a list kept
 // for later does not) or a host scalar.
 

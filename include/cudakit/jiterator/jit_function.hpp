@@ -1,7 +1,7 @@
 #pragma once
-// JitFunction: an elementwise kernel written as a C++ function in a string, compiled at its first
-// call by NVRTC for the device's exact architecture and cached in memory and on disk (torch's
-// torch.cuda.jiterator._create_jit_fn, with mixed dtypes, host scalars and 16 inputs).
+// @brief JitFunction: an elementwise kernel written as a C++ function in a string, compiled at its
+// first call by NVRTC for the device's exact architecture and cached in memory and on disk
+// (torch's torch.cuda.jiterator._create_jit_fn, with mixed dtypes, host scalars and 16 inputs).
 //
 //   auto axpy = jiterator::create_jit_fn(
 //       "template <typename T> T axpy(T x, T y, T alpha) { return alpha * x + y; }",
@@ -18,9 +18,9 @@
 // be strided or offset. The outputs have the common dtype unless `out` says otherwise.
 //
 // Streams: the kernel is queued on `options.stream`, else the current stream of the tensors'
-// device. The first call for a new combination of dtypes compiles (about 30-60 ms, or well
-// under a millisecond from the disk cache), also inside a graph capture, which it leaves intact
-// (Note [Compiling during a capture] in src/jiterator/programs.cpp).
+// device. The first call for a new combination of dtypes compiles (tens of milliseconds, or well
+// under a millisecond from the disk cache: notes/figures.md), also inside a graph capture,
+// which it leaves intact (Note [Compiling during a capture] in src/jiterator/programs.cpp).
 
 #include <map>
 #include <memory>
@@ -50,6 +50,7 @@ struct JitCallOptions {
   // Tensors to write the results to, one per output (or none): the broadcast shape, any dtype,
   // any strides without internal overlap; an output may be one of the inputs.
   std::vector<tensor::Tensor> out;
+  // The stream the kernel is queued on; left out, the current stream of the tensors' device.
   OptionalStream stream;
 };
 
@@ -88,9 +89,12 @@ class JitFunction {
   // @throws NvrtcError, InvalidArgumentError for a variant of the wrong arity.
   CompiledKernelInfo compile(const KernelVariant& variant, int arch) const;
 
+  // The entry function's name.
   [[nodiscard]] const std::string& name() const;
+  // How many inputs and outputs the entry function has.
   [[nodiscard]] int num_inputs() const;
   [[nodiscard]] int num_outputs() const;
+  // The scalar parameters' names, in the entry function's order.
   [[nodiscard]] std::vector<std::string> scalar_names() const;
 
  private:
@@ -100,9 +104,15 @@ class JitFunction {
   std::shared_ptr<detail::ElementwiseProgram> program_;
 };
 
+// An elementwise function of one output from `code` (torch.cuda.jiterator._create_jit_fn).
+// Nothing is compiled until the first call.
+// @param code one or more C++ functions; the last is the entry.
+// @param defaults the scalar parameters, by name, with their default values.
 // @throws InvalidArgumentError when the entry function cannot be found or parsed, has more than
 //   16 inputs, or a default names no parameter of it (before any compilation).
 [[nodiscard]] JitFunction create_jit_fn(std::string code, ScalarDefaults defaults = {});
+// The same with `num_outputs` outputs, the entry's last parameters, taken by reference
+// (torch's _create_multi_output_jit_fn). @throws as create_jit_fn.
 [[nodiscard]] JitFunction create_multi_output_jit_fn(std::string code, int num_outputs,
                                                      ScalarDefaults defaults = {});
 

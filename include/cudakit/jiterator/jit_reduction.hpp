@@ -1,8 +1,8 @@
 #pragma once
-// JitReduction: a reduction written as two C++ functions in strings (CuPy's ReductionKernel):
-// `map_code`'s last function maps the inputs of one element to a value, `combine_code`'s last
-// function combines two values, and `identity` (a C++ expression) is the value of an empty
-// reduction. Over every element, or over chosen dimensions.
+// @brief JitReduction: a reduction written as two C++ functions in strings (CuPy's
+// ReductionKernel): `map_code`'s last function maps the inputs of one element to a value,
+// `combine_code`'s last function combines two values, and `identity` (a C++ expression) is the
+// value of an empty reduction. Over every element, or over chosen dimensions.
 //
 //   auto sum_of_squares = jiterator::create_jit_reduction(
 //       "template <typename T> T square(T x) { return x * x; }",

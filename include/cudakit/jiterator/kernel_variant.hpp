@@ -1,8 +1,9 @@
 #pragma once
-// KernelVariant: what one call of a runtime-compiled kernel is made of, as far as it changes the
-// generated code: each input's dtype (a tensor, or a host scalar), the outputs' dtypes, how the
-// operands are read and the width of the index arithmetic. A call derives its variant from its
-// arguments; the host tier names variants directly to generate and compile them without a GPU.
+// @brief KernelVariant: what one call of a runtime-compiled kernel is made of, as far as it
+// changes the generated code: each input's dtype (a tensor, or a host scalar), the outputs'
+// dtypes, how the operands are read and the width of the index arithmetic. A call derives its
+// variant from its arguments; the host tier names variants directly to generate and compile them
+// without a GPU.
 
 #include <cstdint>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
-// Scalar: one host number handed to a runtime-compiled kernel — an extra parameter's value, or a
-// host scalar in place of a tensor input — with the kind of C++ type it came from.
+// @brief Scalar: one host number handed to a runtime-compiled kernel — an extra parameter's value,
+// or a host scalar in place of a tensor input — with the kind of C++ type it came from.
 
 #include <concepts>
 #include <cstdint>

@@ -44,7 +44,7 @@ struct AllocatorConfig {
   double garbage_collection_threshold = 0.0;
   // One growable virtual range per (pool, stream), backed on demand (cuMemCreate/cuMemMap),
   // instead of fixed segments from cudaMalloc. See Note [Expandable arenas]. Default on: it
-  // halves fragmentation on recorded workloads (README, allocator table).
+  // halves fragmentation on recorded workloads (docs/performance.md, the allocator table).
   bool expandable_segments = true;
   // torch's roundup_power2_divisions: a request is rounded up to one of d equal steps between
   // the powers of two around it (d a power of two; 0 or 1: no rounding) when it exceeds
@@ -55,7 +55,7 @@ struct AllocatorConfig {
   static constexpr std::size_t kRoundupIntervals = 16;
   std::array<unsigned, kRoundupIntervals> roundup_power2_divisions{};
   // cross_stream_reuse:off|opportunistic|dependencies. The default is the one that measured best
-  // on the recorded traces with several streams (README, allocator table).
+  // on the recorded traces with several streams (docs/performance.md, the allocator table).
   CrossStreamReuse cross_stream_reuse = CrossStreamReuse::opportunistic;
   // exact_peaks:True|False. With several streams, every statistic's peak is the device's
   // (the highest total at one moment), kept in a device-wide ledger that each change to the

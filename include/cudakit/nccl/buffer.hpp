@@ -1,5 +1,5 @@
 #pragma once
-// Buffer: one contiguous run of elements on one device, as a collective reads or writes it —
+// @brief Buffer: one contiguous run of elements on one device, as a collective reads or writes it —
 // what the raw-pointer overloads take and what validation looks at.
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-// torch.cuda.comm: copies and reductions of tensors across the devices of one process —
+// @brief torch.cuda.comm: copies and reductions of tensors across the devices of one process —
 // broadcast and reduce_add through NCCL (a cached communicator per device list), scatter and
 // gather through peer copies. Each is ordered on the current stream of every device it uses.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Communicator: one rank of an NCCL communicator, with its collectives (torch.distributed's
+// @brief Communicator: one rank of an NCCL communicator, with its collectives (torch.distributed's
 // ProcessGroupNCCL, and torch.cuda.nccl's per-device calls), its watchdog and flight recorder.
 //
 // Note [Never a silent hang]
@@ -67,11 +67,15 @@ class Communicator {
   // for this rank when `color` is negative (ncclCommSplit). Every rank must call it.
   [[nodiscard]] std::optional<Communicator> split(int color, int key, const CommunicatorOptions& options = {}) const;
 
+  // This rank's number, 0 to world_size() - 1.
   [[nodiscard]] int rank() const;
+  // The number of ranks.
   [[nodiscard]] int world_size() const;
+  // The CUDA device this rank's operations run on.
   [[nodiscard]] int device() const;
   // The next operation's sequence number minus one: how many this rank has issued.
   [[nodiscard]] std::uint64_t operations_issued() const;
+  // The last operations this rank issued, with their state (See Note [Flight records]).
   [[nodiscard]] const FlightRecorder& flight_recorder() const;
 
   // Operations. Each is validated before anything is launched (InvalidArgumentError with the
@@ -79,6 +83,11 @@ class Communicator {
   // enqueued on `stream` (default: the communicator's device's current stream); tensors used
   // on a stream other than their allocation stream are record_stream'ed on it. Outputs may be
   // the inputs (in place). @throws NcclError when the communicator has failed or NCCL refuses.
+  // Stream ordering: an operation runs after the work queued before it on `stream`, and the
+  // work queued after it waits for it; the host does not wait (the watchdog does, on an event).
+  // Its kernels wait on the GPU for the other ranks' halves, so every rank must issue the same
+  // operations in the same order. Inside a Group the operations are launched together at the
+  // group's end.
   void all_reduce(const tensor::Tensor& input, const tensor::Tensor& output, ReduceOp op = ReduceOp::sum,
                   OptionalStream stream = {});
   void all_reduce(const tensor::Tensor& inout, ReduceOp op = ReduceOp::sum, OptionalStream stream = {}) {

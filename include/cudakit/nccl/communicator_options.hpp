@@ -1,5 +1,5 @@
 #pragma once
-// CommunicatorOptions: how a communicator is made and watched.
+// @brief CommunicatorOptions: how a communicator is made and watched.
 
 #include <chrono>
 #include <cstddef>

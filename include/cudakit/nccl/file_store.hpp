@@ -1,5 +1,5 @@
 #pragma once
-// FileStore: a store in a directory of a filesystem every rank sees (NFS, Lustre, a local
+// @brief FileStore: a store in a directory of a filesystem every rank sees (NFS, Lustre, a local
 // directory for one host): one file per key, written whole and renamed into place, so that a
 // reader sees a value complete or not at all; add() takes an flock() on the key's lock file.
 

@@ -1,7 +1,7 @@
 #pragma once
-// FlightRecorder: each rank's record of its last N collectives (torch's NCCL flight recorder),
-// the text form in which ranks exchange them, and the report that says, from the records of
-// all ranks, which rank is behind or disagrees. See Note [Flight records].
+// @brief FlightRecorder: each rank's record of its last N collectives (torch's NCCL flight
+// recorder), the text form in which ranks exchange them, and the report that says, from the
+// records of all ranks, which rank is behind or disagrees. See Note [Flight records].
 
 #include <chrono>
 #include <cstddef>

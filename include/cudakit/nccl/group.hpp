@@ -1,5 +1,5 @@
 #pragma once
-// Group: ncclGroupStart/ncclGroupEnd as a scope. Operations issued inside are launched
+// @brief Group: ncclGroupStart/ncclGroupEnd as a scope. Operations issued inside are launched
 // together at end() — what point-to-point exchanges (all_to_all, a ring of send/recv) and
 // single-process multi-GPU collectives (one call per device) need.
 

@@ -1,5 +1,5 @@
 #pragma once
-// ReduceOp: the reductions of all_reduce, reduce and reduce_scatter (torch's ReduceOp).
+// @brief ReduceOp: the reductions of all_reduce, reduce and reduce_scatter (torch's ReduceOp).
 
 #include <cstdint>
 #include <string_view>

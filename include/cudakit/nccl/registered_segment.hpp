@@ -1,6 +1,6 @@
 #pragma once
-// RegisteredSegment: one range of the caching allocator's memory a communicator has registered
-// with NCCL (CommunicatorOptions::register_allocator_segments).
+// @brief RegisteredSegment: one range of the caching allocator's memory a communicator has
+// registered with NCCL (CommunicatorOptions::register_allocator_segments).
 
 #include <cstddef>
 

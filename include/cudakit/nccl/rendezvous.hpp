@@ -1,5 +1,5 @@
 #pragma once
-// Rendezvous: how the ranks of a multi-process communicator find each other — rank, world
+// @brief Rendezvous: how the ranks of a multi-process communicator find each other — rank, world
 // size and the store, from arguments or the usual variables (RANK, WORLD_SIZE, LOCAL_RANK,
 // MASTER_ADDR, MASTER_PORT), as torchrun sets them.
 

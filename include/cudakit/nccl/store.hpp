@@ -1,5 +1,5 @@
 #pragma once
-// Store: the key-value store through which the ranks of a communicator meet (the NCCL unique
+// @brief Store: the key-value store through which the ranks of a communicator meet (the NCCL unique
 // id, barriers, the flight recorders' exchange). TcpStore and FileStore implement it.
 
 #include <chrono>

@@ -1,6 +1,6 @@
 #pragma once
-// TcpStore: a client of a TcpStoreServer (torch.distributed.TCPStore's role). Thread-safe: one
-// request at a time goes over its connection.
+// @brief TcpStore: a client of a TcpStoreServer (torch.distributed.TCPStore's role). Thread-safe:
+// one request at a time goes over its connection.
 
 #include <chrono>
 #include <memory>

@@ -1,5 +1,5 @@
 #pragma once
-// TcpStoreServer: the TCP store's server, a thread serving set/get/add/check/wait over one
+// @brief TcpStoreServer: the TCP store's server, a thread serving set/get/add/check/wait over one
 // poll() loop. Rank 0 usually hosts it (See make_store in rendezvous.hpp).
 
 #include <cstdint>

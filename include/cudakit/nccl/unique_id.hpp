@@ -1,6 +1,7 @@
 #pragma once
-// UniqueId: the token from which the ranks of one communicator find each other (ncclUniqueId),
-// made by one rank and handed to the others (through a Store, or any channel of one's own).
+// @brief UniqueId: the token from which the ranks of one communicator find each other
+// (ncclUniqueId), made by one rank and handed to the others (through a Store, or any channel of
+// one's own).
 
 #include <array>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
-// The checks every collective makes before anything is launched: bad input is refused with the
-// values in the message (InvalidArgumentError), never handed to NCCL.
+// @brief The checks every collective makes before anything is launched: bad input is refused with
+// the values in the message (InvalidArgumentError), never handed to NCCL.
 
 #include <cstddef>
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// The NCCL that cudakit loaded (torch.cuda.nccl.version()).
+// @brief The NCCL that cudakit loaded (torch.cuda.nccl.version()).
 
 #include <string>
 

@@ -1,5 +1,5 @@
 #pragma once
-// The cudakit NVTX domain: every range and mark cudakit::nvtx makes is in it, so that Nsight
+// @brief The cudakit NVTX domain: every range and mark cudakit::nvtx makes is in it, so that Nsight
 // Systems shows them in a row of their own ("cudakit") with categories named by name_category.
 //
 // Note [NVTX without a tool]

@@ -1,5 +1,5 @@
 #pragma once
-// EventAttributes: what a range or mark carries besides its name — a category, a color and a
+// @brief EventAttributes: what a range or mark carries besides its name — a category, a color and a
 // payload (a number Nsight shows beside the range) — as nvtxEventAttributes_t wants it.
 //
 //   cudakit::nvtx::range_push({.name = "copy", .category = 2, .argb = 0xff00ff00,

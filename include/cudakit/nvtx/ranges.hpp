@@ -1,5 +1,5 @@
 #pragma once
-// NVTX ranges and marks in the cudakit domain: torch.cuda.nvtx for C++.
+// @brief NVTX ranges and marks in the cudakit domain: torch.cuda.nvtx for C++.
 //
 //   cudakit::nvtx::range_push("forward");   ...   cudakit::nvtx::range_pop();
 //   auto id = cudakit::nvtx::range_start("load");   // may end on another thread
@@ -12,6 +12,8 @@
 // Inline: with no tool and no listener a push+pop costs two calls to NVTX's stub and two relaxed
 // loads (See Note [NVTX without a tool] in domain.hpp). Never throws; a trace listener that
 // throws on a range is logged (ranges are bookkeeping, not operations to refuse).
+// Stream ordering: ranges are host-side events, stamped when the call is made; they queue
+// nothing on any stream, so a range around queued work marks when the host issued it.
 
 #include <cstdint>
 
@@ -23,6 +25,8 @@ namespace cudakit::nvtx {
 // nvtxRangeStartEx's id.
 using RangeId = std::uint64_t;
 
+// Opens a range on the calling thread, nested inside any it has open (nvtxDomainRangePushEx).
+// @param attributes its message (a string or a RegisteredString), category, color and payload.
 inline void range_push(const EventAttributes& attributes) noexcept {
   const nvtxEventAttributes_t e = detail::to_nvtx(attributes);
   nvtxDomainRangePushEx(domain(), &e);
@@ -39,6 +43,8 @@ inline void range_pop() noexcept {
   CUDAKIT_TRACE_NOTHROW({.kind = TraceEventKind::range_pop});
 }
 
+// Opens a range that is not tied to a thread (nvtxDomainRangeStartEx): range_end(id) closes it,
+// on any thread.
 [[nodiscard]] inline RangeId range_start(const EventAttributes& attributes) noexcept {
   const nvtxEventAttributes_t e = detail::to_nvtx(attributes);
   const RangeId id = nvtxDomainRangeStartEx(domain(), &e);
@@ -49,6 +55,7 @@ inline void range_pop() noexcept {
   return range_start(EventAttributes{.name = name});
 }
 
+// Closes the range range_start returned `id` for.
 inline void range_end(RangeId id) noexcept {
   nvtxDomainRangeEnd(domain(), id);
   CUDAKIT_TRACE_NOTHROW({.kind = TraceEventKind::range_end, .range_id = id});

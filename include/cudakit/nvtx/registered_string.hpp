@@ -1,6 +1,7 @@
 #pragma once
-// RegisteredString: a name registered once with the cudakit domain (nvtxDomainRegisterStringA),
-// so a hot range passes a handle instead of a string the tool would copy or hash at every call.
+// @brief RegisteredString: a name registered once with the cudakit domain
+// (nvtxDomainRegisterStringA), so a hot range passes a handle instead of a string the tool would
+// copy or hash at every call.
 //
 //   static const cudakit::nvtx::RegisteredString kStep("train.step");
 //   cudakit::nvtx::ScopedRange range(kStep);

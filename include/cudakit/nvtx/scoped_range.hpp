@@ -1,5 +1,6 @@
 #pragma once
-// ScopedRange: range_push in the constructor, range_pop in the destructor.
+// @brief ScopedRange: range_push in the constructor, range_pop in the destructor (torch's
+// `with torch.cuda.nvtx.range(...)`). Never throws; host-side only, like every range.
 //
 //   { cudakit::nvtx::ScopedRange range("forward"); ... }
 

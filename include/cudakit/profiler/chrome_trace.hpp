@@ -1,5 +1,5 @@
 #pragma once
-// Chrome trace export: TraceEvents as the JSON that Perfetto and chrome://tracing open, in
+// @brief Chrome trace export: TraceEvents as the JSON that Perfetto and chrome://tracing open, in
 // Kineto's layout (what torch.profiler's export_chrome_trace writes), so that tools made for
 // PyTorch traces read ours. See Note [Chrome trace layout] in src/profiler/chrome_trace.cpp.
 

@@ -1,5 +1,5 @@
 #pragma once
-// torch.cuda.profiler: cudaProfilerStart / cudaProfilerStop, which tell an external profiler
+// @brief torch.cuda.profiler: cudaProfilerStart / cudaProfilerStop, which tell an external profiler
 // (Nsight Systems with --capture-range=cudaProfilerApi, Nsight Compute) where to record.
 //
 //   { cudakit::profiler::ProfileScope scope; train_step(); }   // torch.cuda.profiler.profile()

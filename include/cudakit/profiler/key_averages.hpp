@@ -1,5 +1,5 @@
 #pragma once
-// key_averages: GPU time per operation name (kernels, memcpys, memsets), torch.profiler's
+// @brief key_averages: GPU time per operation name (kernels, memcpys, memsets), torch.profiler's
 // `prof.key_averages().table(sort_by="cuda_time_total")` for C++.
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 #pragma once
-// Profiler: CUPTI activity tracing of a region of a program, torch.profiler.profile() for C++.
+// @brief Profiler: CUPTI activity tracing of a region of a program, torch.profiler.profile() for
+// C++.
 //
 //   cudakit::profiler::Profiler prof;            // starts recording
 //   graph.replay();

@@ -1,7 +1,7 @@
 #pragma once
-// RecordFunction: a named range on the host timeline of every running Profiler, the C++ form of
-// `with torch.profiler.record_function("name"):`. Stamped with CuptiHub::timestamp(), the clock
-// of CUPTI's activity records, so a range encloses the launches made inside it in the trace.
+// @brief RecordFunction: a named range on the host timeline of every running Profiler, the C++
+// form of `with torch.profiler.record_function("name"):`. Stamped with CuptiHub::timestamp(), the
+// clock of CUPTI's activity records, so a range encloses the launches made inside it in the trace.
 //
 //   { auto range = cudakit::profiler::record_function("forward"); ... }
 //

@@ -1,8 +1,8 @@
 #pragma once
-// TraceEvents: what a profiling session recorded, as plain structs with no CUPTI types, so that
-// export, summaries and their tests and benchmarks work on the host with synthetic events.
-// All timestamps are nanoseconds on one clock: CUPTI's (CuptiHub::timestamp()), which is also
-// the clock record_function ranges are stamped with, so host and device timelines line up.
+// @brief TraceEvents: what a profiling session recorded, as plain structs with no CUPTI types, so
+// that export, summaries and their tests and benchmarks work on the host with synthetic events.
+// All timestamps are nanoseconds on one clock: CUPTI's (CuptiHub::timestamp()), which is also the
+// clock record_function ranges are stamped with, so host and device timelines line up.
 
 #include <cstdint>
 #include <string>

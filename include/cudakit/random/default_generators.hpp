@@ -1,5 +1,5 @@
 #pragma once
-// The default generators — one for the host and one per CUDA device, made on first use and
+// @brief The default generators — one for the host and one per CUDA device, made on first use and
 // living until exit — and the torch.cuda functions that act on them (manual_seed,
 // manual_seed_all, seed, seed_all, initial_seed, get_rng_state(_all), set_rng_state(_all)).
 

@@ -1,12 +1,17 @@
 #pragma once
-// Random tensors: rand/uniform_, randn/normal_, randint/random_, bernoulli_, exponential_,
+// @brief Random tensors: rand/uniform_, randn/normal_, randint/random_, bernoulli_, exponential_,
 // randperm — for float32, float64, float16 and bfloat16, and integer/bool dtypes where they apply.
 //
 // Every function takes an optional generator (default: the default generator of the tensor's
 // device) and, for CUDA tensors, an optional stream (default: the current stream of the device).
 // Element i of the output — i its row-major logical index, whatever the strides — depends only on
 // (seed, offset, i): the host and every GPU produce the same bits (See Note [Counter layout]).
-// @throws InvalidArgumentError for bad parameters or dtypes, or a generator of another device.
+// Stream ordering: on a CUDA tensor the draw is one kernel queued on the stream, after the work
+// queued there before it; the host does not wait. The generator's offset advances when the draw
+// is queued, so draws on different streams never share counters. Inside a graph capture the
+// draw reads the offset from the device at each replay (See Note [Graph-safe Philox state]).
+// @throws InvalidArgumentError for bad parameters or dtypes, or a generator of another device;
+// StateError for a draw on a capturing stream from a generator the capture does not carry.
 
 #include <cstdint>
 
@@ -37,8 +42,10 @@ Tensor& bernoulli_(Tensor& t, double p = 0.5, Generator* generator = nullptr,
 Tensor& random_(Tensor& t, std::int64_t low, std::int64_t high, Generator* generator = nullptr,
                 OptionalStream stream = {});
 
+// A new tensor uniform in [0, 1) (floating dtypes; float32 unless the options say otherwise).
 [[nodiscard]] Tensor rand(const Shape& sizes, const TensorOptions& options = {},
                           Generator* generator = nullptr, OptionalStream stream = {});
+// A new tensor of standard normal values (floating dtypes), by the Box-Muller transform.
 [[nodiscard]] Tensor randn(const Shape& sizes, const TensorOptions& options = {},
                            Generator* generator = nullptr, OptionalStream stream = {});
 // Integers uniform in [low, high); int64 unless the options say otherwise.

@@ -1,6 +1,6 @@
 #pragma once
-// Generator: a Philox4x32-10 stream — a seed and an offset counted in Philox counters — for one
-// device (torch.Generator / torch's CUDA generator). See Note [Counter layout] and
+// @brief Generator: a Philox4x32-10 stream — a seed and an offset counted in Philox counters — for
+// one device (torch.Generator / torch's CUDA generator). See Note [Counter layout] and
 // Note [Graph-safe Philox state].
 //
 // Thread-safe: every member may be called concurrently; each draw reserves its counters under
@@ -28,21 +28,27 @@ Generator& default_cuda_generator(int device);
 
 class Generator {
  public:
+  // @param device where the draws it serves run (the host, or one CUDA device).
+  // @param seed the Philox key; the offset starts at 0.
   explicit Generator(tensor::Device device = tensor::Device::cpu(),
                      std::uint64_t seed = kDefaultSeed);
   ~Generator();
   Generator(const Generator&) = delete;
   Generator& operator=(const Generator&) = delete;
 
+  // The device whose draws this generator serves.
   [[nodiscard]] tensor::Device device() const noexcept { return device_; }
 
-  // Sets the seed and restarts the sequence (offset 0).
+  // Sets the seed and restarts the sequence (offset 0). Draws already queued keep the counters
+  // they reserved: only later draws see the new seed.
   void manual_seed(std::uint64_t seed);
   // Seeds from a non-deterministic source (std::random_device) and returns the seed.
   std::uint64_t seed();
   // The seed last set.
   [[nodiscard]] std::uint64_t initial_seed() const;
+  // Where the next draw starts, in Philox counters.
   [[nodiscard]] std::uint64_t offset() const;
+  // Moves the next draw's start (torch's Generator.set_offset).
   void set_offset(std::uint64_t offset);
 
   // 16 bytes: the seed, then the offset, each a little-endian uint64 (torch's CUDA layout).
@@ -72,6 +78,7 @@ class Generator {
   // nothing unless the host state changed since the slot last matched it (manual_seed,
   // set_state, eager draws), so a loop of replays costs no extra launch.
   void replay_prologue(std::uint64_t wholegraph_increment, StreamRef stream);
+  // Whether a capture that draws from this generator is in progress.
   [[nodiscard]] bool is_capturing() const;
   // This generator's state as a graph carries it (Graph::register_generator_state, torch's
   // CUDAGraph.register_generator_state): the prologue and epilogue above, called by the graph

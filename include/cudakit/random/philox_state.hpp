@@ -1,6 +1,6 @@
 #pragma once
-// PhiloxState: what a kernel needs to know to draw from a Generator — passed by value into the
-// kernel, and read there. See Note [Graph-safe Philox state].
+// @brief PhiloxState: what a kernel needs to know to draw from a Generator — passed by value into
+// the kernel, and read there. See Note [Graph-safe Philox state].
 
 #include <cstdint>
 

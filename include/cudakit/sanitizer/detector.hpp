@@ -1,7 +1,7 @@
 #pragma once
-// Detector: the stream sanitizer's model, fed the trace hooks' events one by one (the sanitizer
-// attaches one as a listener; tests feed recorded or synthetic sequences) and answering with the
-// hazards each event reveals. See Note [Stream sanitizer model].
+// @brief Detector: the stream sanitizer's model, fed the trace hooks' events one by one (the
+// sanitizer attaches one as a listener; tests feed recorded or synthetic sequences) and answering
+// with the hazards each event reveals. See Note [Stream sanitizer model].
 //
 //   cudakit::sanitizer::Detector d;
 //   for (const TraceEvent& e : events)
@@ -24,11 +24,11 @@ namespace cudakit::sanitizer {
 // named only when a report is made. See Note [Frame-pointer stacks] in core/stack_trace.cpp.
 enum class StackCapture : std::uint8_t {
   off,             // reports say "no stack"
-  frame_pointers,  // the frame-pointer chain (StackWalk::frame_pointers): about 0.1 us an
-                   // operation; the program's frames past its call into cudakit where it is
-                   // built with -fno-omit-frame-pointer
+  frame_pointers,  // the frame-pointer chain (StackWalk::frame_pointers): a fraction of a
+                   // microsecond an operation; the program's frames past its call into cudakit
+                   // where it is built with -fno-omit-frame-pointer
   unwinder,        // the unwinder (StackWalk::unwinder): every frame whatever the build, about
-                   // 1.5 us an operation
+                   // ten times the cost (notes/figures.md, "Stacks")
 };
 // CUDAKIT_SANITIZER_STACKS's values: "fp" (or empty) -> frame_pointers, "unwind" -> unwinder,
 // "off" or "0" -> off. @throws InvalidArgumentError naming the value and what it takes.

@@ -1,6 +1,6 @@
 #pragma once
-// RaceReport: one hazard the stream sanitizer found, naming both accesses (operation, stream,
-// argument, byte range, the C++ stack that issued it) and the memory's allocation.
+// @brief RaceReport: one hazard the stream sanitizer found, naming both accesses (operation,
+// stream, argument, byte range, the C++ stack that issued it) and the memory's allocation.
 
 #include <cuda_runtime_api.h>
 

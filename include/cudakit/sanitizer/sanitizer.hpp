@@ -1,5 +1,5 @@
 #pragma once
-// The stream sanitizer: finds, while a program runs, cross-stream races (read-after-write,
+// @brief The stream sanitizer: finds, while a program runs, cross-stream races (read-after-write,
 // write-after-read, write-after-write on overlapping byte ranges), frees of memory another
 // stream still uses without record_stream, uses after free and reads of memory nothing wrote,
 // in everything cudakit issues (tensor ops, copies, memsets, collectives, the allocator, graph
@@ -13,6 +13,10 @@
 // It listens on core's trace hooks (See Note [Runtime trace hooks]): operations made with raw
 // CUDA calls are not seen, and launches without declared accesses are counted as unchecked
 // (stats().unchecked_launches) and logged once per kernel.
+//
+// Stream ordering: the sanitizer models it rather than changing it. Each operation is checked on
+// the host when it is queued, against what the streams' events and waits order before it; it
+// queues nothing and synchronizes nothing.
 
 #include <cstdint>
 #include <optional>
@@ -37,10 +41,13 @@ enum class Mode : std::uint8_t {
 void enable(Mode mode = Mode::throw_error, DetectorOptions options = {});
 // Stops it; reports found so far are kept until the next enable().
 void disable() noexcept;
+// Whether the sanitizer is checking operations now.
 [[nodiscard]] bool enabled() noexcept;
 
 // Every report since enable(), in order.
 [[nodiscard]] std::vector<RaceReport> reports();
+// What the sanitizer has seen since enable(): operations checked, launches it could not check
+// (no declared accesses), reports.
 [[nodiscard]] DetectorStats stats();
 
 // Parses CUDAKIT_SANITIZER's value: "1", "throw" -> throw_error; "log"; "abort"; "0" or "" -> off

@@ -1,5 +1,5 @@
 #pragma once
-// SanitizerError: the stream sanitizer (mode throw) refused an operation; the message is the
+// @brief SanitizerError: the stream sanitizer (mode throw) refused an operation; the message is the
 // report, report() the structured form.
 
 #include <stdexcept>

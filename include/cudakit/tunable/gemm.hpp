@@ -24,10 +24,9 @@
 namespace cudakit::tunable {
 
 // cuBLASLt's FP8 kernels on Hopper read each scale as part of a 16-byte load: a scale pointer off
-// that alignment gets CUBLAS_STATUS_NOT_SUPPORTED from cublasLtMatmul (measured on the H200,
-// 2026-12-01: two floats 4 bytes apart failed for every FP8 type pair and output type, 16 bytes
-// apart ran), although the heuristic and cublasLtMatmulAlgoCheck accept it. gemm() refuses such
-// a pointer before cuBLASLt is called.
+// that alignment gets CUBLAS_STATUS_NOT_SUPPORTED from cublasLtMatmul for every FP8 type pair
+// and output type (notes/figures.md, "TunableOp"), although the heuristic and
+// cublasLtMatmulAlgoCheck accept it. gemm() refuses such a pointer before cuBLASLt is called.
 inline constexpr std::size_t kScaleAlignment = 16;
 
 struct GemmArgs {

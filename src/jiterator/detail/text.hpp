@@ -1,7 +1,8 @@
 #pragma once
 // Building the text of generated kernels and cache keys without streams: core's concat() makes
-// an ostringstream per call, about a microsecond each, and generating one kernel's source took
-// some fifty of them — 29 us of a first call's budget of 300 (notes/jiterator.md). Strings are
+// an ostringstream per call, and generating one kernel's source took some fifty of them, a tenth
+// of a disk-warm first call's budget (notes/figures.md, "The jiterator's first and cached
+// calls"). Strings are
 // appended as they are and integers in decimal, as concat() writes them; other kinds do not
 // compile (messages keep using concat()).
 

@@ -44,7 +44,11 @@ struct [[gnu::visibility("hidden")]] BlockFields {
   Block* free_next = nullptr;
   Arena* arena = nullptr;
   std::uint32_t bin = 0;
-  enum class State : std::uint8_t { free, allocated, pending } state = State::free;
+  // pending: freed by the program, active until the events of the streams record_stream() named
+  // complete. returning: a lent block its borrower freed, inactive as the program sees it, back
+  // in its shard's cache once the borrower's work is done (See Note [Lent blocks in the
+  // statistics] in caching_allocator.cpp).
+  enum class State : std::uint8_t { free, allocated, pending, returning } state = State::free;
   bool indexed = false;
   // The shard of the other stream this block is lent to (See Note [Memory across streams]).
   Shard* borrower = nullptr;

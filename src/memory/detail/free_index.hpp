@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "memory/detail/block.hpp"
 
@@ -32,6 +33,7 @@ class [[gnu::visibility("hidden")]] FreeIndex {
 
   void insert(Block* b) {
     b->bin = bin_of(b->size);
+    if (!heads_) [[unlikely]] heads_ = std::make_unique<Block*[]>(kBins);
     Block*& head = heads_[b->bin];
     b->free_prev = nullptr;
     b->free_next = head;
@@ -56,7 +58,7 @@ class [[gnu::visibility("hidden")]] FreeIndex {
     std::uint32_t bin = bin_of(size);
     // The bins end at 2^49 bytes (512 TiB), beyond any device: no block is that large, but a
     // request may be (torch's tests ask for 800,000,000 GiB), and it fits nothing.
-    if (bin >= kBins) return nullptr;
+    if (bin >= kBins || !heads_) return nullptr;
     if (Block* b = best_in(heads_[bin], size, acceptable)) return b;
     for (bin = next_nonempty(bin + 1); bin < kBins; bin = next_nonempty(bin + 1)) {
       if (Block* b = best_in(heads_[bin], size, acceptable)) return b;
@@ -97,7 +99,9 @@ class [[gnu::visibility("hidden")]] FreeIndex {
       word = bits_[w];
     }
   }
-  std::array<Block*, kBins> heads_{};
+  // Allocated at the first insert: a shard whose stream never frees into its own memory (a
+  // borrower, See Note [Streams at any count] in caching_allocator.cpp) stays small.
+  std::unique_ptr<Block*[]> heads_;
   std::array<std::uint64_t, (kBins + 63) / 64> bits_{};
 };
 

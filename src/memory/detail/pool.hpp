@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "cudakit/memory/allocator_config.hpp"
@@ -22,8 +23,14 @@ struct [[gnu::visibility("hidden")]] Pool {
   PoolOptions options;      // See Note [Pool options] in caching_allocator.cpp.
   mutable std::mutex shards_mutex;
   std::vector<std::unique_ptr<Shard>> shards;
+  std::unordered_map<StreamKey, Shard*> shard_of_stream;  // under shards_mutex
   // shards.size(), readable without the mutex: whether other streams could lend.
   std::atomic<std::size_t> shard_count{0};
+  // Shards that may hold free blocks to lend, in the order they came to hold them (See Note
+  // [Streams at any count] in caching_allocator.cpp); a shard is listed once (Shard::listed).
+  SpinLock lenders_lock;
+  std::vector<Shard*> lenders;  // under lenders_lock
+  std::size_t lenders_cursor = 0;  // under lenders_lock
   bool released = false;
 };
 

@@ -18,6 +18,7 @@
 #include "memory/detail/pending_frees.hpp"
 #include "memory/detail/pointer_map.hpp"
 #include "memory/detail/spin_lock.hpp"
+#include "memory/detail/stat_counters.hpp"
 #include "memory/detail/stream_marks.hpp"
 
 namespace cudakit::memory::detail {
@@ -29,7 +30,7 @@ namespace cudakit::memory::detail {
 // deallocate() finds the shard through an immutable, sorted table of arenas that is replaced
 // (copy-on-write) only when an arena or segment is created or returned, so the lookup takes no
 // lock. Statistics are summed over shards on read: current values, totals and counts are exact;
-// peaks are discussed in Note [Device-wide peaks] in device_peaks.hpp.
+// peaks are discussed in Note [Device-wide peaks] in device_ledger.hpp.
 
 struct Pool;
 
@@ -70,7 +71,17 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   // Blocks held from outside (IPC): out of `live` while held. See Note [External holds] in
   // caching_allocator.cpp.
   HeldBlocks held;
+  // Whether the shard stands in its pool's list of lenders (written under the pool's
+  // lenders_lock).
+  std::atomic<bool> listed{false};
   MemoryStats stats;
+  // What the shard may add to the device's statistics without the ledger, while `local` (See
+  // Note [Device-wide peaks] in device_ledger.hpp); `ledger_slot`: its place in the ledger's
+  // list of shards with headroom; changes made through the ledger since the last grant.
+  Headroom headroom;
+  bool local = false;
+  std::size_t ledger_slot = 0;
+  std::uint32_t changes_since_grant = 0;
   // See Note [Recently freed block] in caching_allocator.cpp.
   Block* recent = nullptr;
   // See Note [Active mirrors allocated] in caching_allocator.cpp.

@@ -1,0 +1,171 @@
+#include "memory/detail/device_ledger.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace cudakit::memory::detail {
+namespace {
+
+// Changes a shard makes in the ledger's way before it asks for headroom again: a shard that
+// keeps climbing past its own peak is not granted headroom at every change.
+constexpr std::uint32_t kChangesBeforeGrant = 8;
+
+}  // namespace
+
+void DeviceLedger::start(const MemoryStats& only_shard) {
+  {
+    std::lock_guard lock(lock_);
+    StatCounters<SumCounter>::zip(bound_, only_shard, [](SumCounter& to, const Stat& from) { to.value = from.current; });
+    StatCounters<SumCounter>::zip(peak_, only_shard, [](SumCounter& to, const Stat& from) { to.value = from.peak; });
+  }
+  active_.store(true, std::memory_order_release);
+}
+
+bool DeviceLedger::above_peaks() const {
+  bool above = false;
+  StatCounters<SumCounter>::zip(bound_, peak_, [&](const SumCounter& b, const SumCounter& p) { above |= b.value > p.value; });
+  return above;
+}
+
+void DeviceLedger::raise_peaks() {
+  StatCounters<SumCounter>::zip(peak_, bound_, [](SumCounter& p, const SumCounter& b) { p.value = std::max(p.value, b.value); });
+}
+
+void DeviceLedger::want_collapse() {
+  ++collapses_wanted_;
+  wanted_.store(true, std::memory_order_relaxed);
+}
+
+void DeviceLedger::collapse_done() {
+  if (--collapses_wanted_ == 0) wanted_.store(false, std::memory_order_relaxed);
+}
+
+void DeviceLedger::give_back(Shard& s) {
+  StatCounters<SumCounter>::zip(bound_, s.headroom, [](SumCounter& b, HeadroomCounter& h) {
+    b.value -= h.left;
+    h.left = 0;
+  });
+  s.local = false;
+  Shard* last = with_headroom_.back();
+  with_headroom_[s.ledger_slot] = last;
+  last->ledger_slot = s.ledger_slot;
+  with_headroom_.pop_back();
+}
+
+void DeviceLedger::give_back_held(Shard& s) {
+  std::lock_guard lock(lock_);
+  if (s.local) give_back(s);
+}
+
+// Headroom for s out of the slack under the peaks, counter by counter: up to s's own peak (at
+// most half the slack, so that one shard does not take it all), and with `overdrawn_only` at
+// least what s overdrew (nothing granted, false, where the slack cannot cover that).
+bool DeviceLedger::grant(Shard& s, const MemoryStats& observed, bool overdrawn_only) {
+  std::array<std::int64_t, kStatCounters> slack{}, wish{}, need{};
+  std::size_t n = 0;
+  StatCounters<SumCounter>::zip(bound_, peak_, [&](const SumCounter& b, const SumCounter& p) {
+    slack[n++] = std::max<std::int64_t>(0, p.value - b.value);
+  });
+  n = 0;
+  bool covered = true;
+  StatCounters<HeadroomCounter>::zip(s.headroom, observed, [&](const HeadroomCounter& h, const Stat& st) {
+    need[n] = std::max<std::int64_t>(0, -h.left);
+    wish[n] = std::max<std::int64_t>(0, st.peak - st.current);
+    covered &= need[n] <= slack[n];
+    ++n;
+  });
+  if (overdrawn_only && !covered) return false;
+  n = 0;
+  bool any = false;
+  StatCounters<SumCounter>::zip(bound_, s.headroom, [&](SumCounter& b, HeadroomCounter& h) {
+    const std::int64_t add = std::max(need[n], std::min(slack[n] / 2, need[n] + wish[n]));
+    b.value += add;
+    h.left += add;
+    any |= add > 0;
+    ++n;
+  });
+  if (!s.local && any) {
+    s.local = true;
+    s.ledger_slot = with_headroom_.size();
+    with_headroom_.push_back(&s);
+  }
+  return true;
+}
+
+void DeviceLedger::finish_change(Shard& s, Observe observe) {
+  if (with_headroom_.empty() || !above_peaks()) {
+    // Without headroom anywhere, bound is the device's value: a new peak, if any, is exact.
+    if (with_headroom_.empty()) raise_peaks();
+    if (collapses_wanted_ == 0 && !s.local && ++s.changes_since_grant >= kChangesBeforeGrant) {
+      s.changes_since_grant = 0;
+      grant(s, observe(s), false);
+    }
+    lock_.unlock();
+    return;
+  }
+  // bound passes a peak while shards hold headroom: the device's exact value is needed.
+  want_collapse();
+  lock_.unlock();
+  collapse();
+  raise_peaks();
+  collapse_done();
+  lock_.unlock();
+}
+
+void DeviceLedger::settle(Shard& s, Observe observe) {
+  lock_.lock();
+  if (collapses_wanted_ == 0 && s.headroom.overdrawn() && grant(s, observe(s), true)) {
+    lock_.unlock();
+    return;
+  }
+  give_back(s);
+  finish_change(s, observe);
+}
+
+void DeviceLedger::collapse() {
+  std::vector<Shard*> holders;
+  for (;;) {
+    lock_.lock();
+    if (with_headroom_.empty()) return;
+    holders = with_headroom_;
+    lock_.unlock();
+    bool busy = false;
+    for (Shard* h : holders) {
+      // A shard whose lock is taken gives its headroom back at its next change, or is free
+      // here at the next pass.
+      if (!h->lock.try_lock()) {
+        busy = true;
+        continue;
+      }
+      lock_.lock();
+      if (h->local) give_back(*h);
+      lock_.unlock();
+      h->lock.unlock();
+    }
+    if (busy) std::this_thread::yield();
+  }
+}
+
+void DeviceLedger::read(MemoryStats& out) {
+  lock_.lock();
+  want_collapse();
+  lock_.unlock();
+  collapse();
+  raise_peaks();
+  StatCounters<SumCounter>::zip(out, bound_, [](Stat& to, const SumCounter& from) { to.current = from.value; });
+  StatCounters<SumCounter>::zip(out, peak_, [](Stat& to, const SumCounter& from) { to.peak = from.value; });
+  collapse_done();
+  lock_.unlock();
+}
+
+void DeviceLedger::reset_peaks() {
+  lock_.lock();
+  want_collapse();
+  lock_.unlock();
+  collapse();
+  peak_ = bound_;
+  collapse_done();
+  lock_.unlock();
+}
+
+}  // namespace cudakit::memory::detail

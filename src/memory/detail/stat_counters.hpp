@@ -1,0 +1,71 @@
+#pragma once
+// StatCounters: the counters of MemoryStats whose currents and peaks the device's ledger keeps
+// (See Note [Device-wide peaks] in device_ledger.hpp), named as MemoryStats's, so that one
+// change applies to any of them: a shard's own MemoryStats, the ledger's sums, a shard's
+// headroom.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "cudakit/memory/memory_stats.hpp"
+
+namespace cudakit::memory::detail {
+
+#define CUDAKIT_STAT_COUNTER_ARRAYS(X) \
+  X(allocation) X(segment) X(active) X(inactive_split) X(allocated_bytes) X(reserved_bytes) \
+  X(active_bytes) X(inactive_split_bytes) X(requested_bytes)
+
+// How many counters StatCounters has.
+inline constexpr std::size_t kStatCounters = 9 * 3 + 2;
+
+template <class Counter>
+struct StatCounters {
+#define CUDAKIT_STAT_COUNTER_ARRAY(name) std::array<Counter, 3> name{};
+  CUDAKIT_STAT_COUNTER_ARRAYS(CUDAKIT_STAT_COUNTER_ARRAY)
+#undef CUDAKIT_STAT_COUNTER_ARRAY
+  Counter oversize_allocations{};
+  Counter oversize_segments{};
+
+  // f(a's counter, b's same counter) for every counter; a and b are StatCounters of any kind or
+  // MemoryStats, const or not.
+  template <class A, class B, class F>
+  static void zip(A& a, B& b, F&& f) {
+#define CUDAKIT_STAT_COUNTER_ZIP(name) \
+  for (std::size_t i = 0; i < 3; ++i) f(a.name[i], b.name[i]);
+    CUDAKIT_STAT_COUNTER_ARRAYS(CUDAKIT_STAT_COUNTER_ZIP)
+#undef CUDAKIT_STAT_COUNTER_ZIP
+    f(a.oversize_allocations, b.oversize_allocations);
+    f(a.oversize_segments, b.oversize_segments);
+  }
+};
+
+// A running sum: the ledger's current of a counter.
+struct SumCounter {
+  std::int64_t value = 0;
+  void increase(std::int64_t amount) noexcept { value += amount; }
+  void decrease(std::int64_t amount) noexcept { value -= amount; }
+};
+
+// What a shard may still add to a counter without telling the ledger: an increase spends it, a
+// decrease gives it back; below zero, the shard has gone past what it was granted.
+struct HeadroomCounter {
+  std::int64_t left = 0;
+  void increase(std::int64_t amount) noexcept { left -= amount; }
+  void decrease(std::int64_t amount) noexcept { left += amount; }
+};
+
+// A shard's headroom under the device's peaks (See Note [Device-wide peaks]).
+struct Headroom : StatCounters<HeadroomCounter> {
+  // Whether some counter went past its grant. Branch-free over the counters: the sign bits
+  // ORed together.
+  [[nodiscard]] bool overdrawn() const noexcept {
+    std::uint64_t signs = 0;
+    zip(*this, *this, [&](const HeadroomCounter& c, const HeadroomCounter&) {
+      signs |= static_cast<std::uint64_t>(c.left);
+    });
+    return (signs >> 63) != 0;
+  }
+};
+
+}  // namespace cudakit::memory::detail
