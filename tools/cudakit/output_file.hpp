@@ -31,6 +31,9 @@ class OutputFile {
 
   [[nodiscard]] const std::string& path() const { return path_; }
   [[nodiscard]] bool is_standard_output() const { return path_ == kStandardOutput; }
+  // The temporary, for a library writer that takes a path and replaces the file there (commit()
+  // then renames what it wrote); empty for standard output.
+  [[nodiscard]] const std::string& temp_path() const { return temp_; }
   // Appends `text`. @throws std::runtime_error "cannot write 'PATH': reason" (a full disk says so)
   void write(std::string_view text);
   // Makes the written file the output. @throws std::runtime_error "cannot write 'PATH': reason"

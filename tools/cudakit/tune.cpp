@@ -44,6 +44,9 @@ void draw_progress(int done, int total, double elapsed_s) {
 
 int run_tune(const TuneOptions& o) {
   require_distinct_files("--output", o.output, "UNTUNED", o.untuned);
+  // Made first: an output that cannot be written fails before the tuning, and an interrupted
+  // tuning leaves nothing behind (Note [Writing outputs]).
+  OutputFile out(o.output);
   const tunable::UntunedFileContents contents =
       tunable::parse_untuned_file(cudakit::detail::read_text_file(o.untuned, "read_text_file"));
   for (const std::string& problem : contents.problems) std::cerr << o.untuned << ": " << problem << " (skipped)\n";
@@ -66,7 +69,7 @@ int run_tune(const TuneOptions& o) {
     draw_progress(done, total, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   });
   const int device = o.devices == 1 ? current_device() : 0;
-  if (o.output == kStandardOutput) {
+  if (out.is_standard_output()) {
     // The library writes results files only; standard output gets a copy of one.
     const std::string temporary =
         (std::filesystem::temp_directory_path() / ("cudakit-tune-" + std::to_string(::getpid()) + ".csv")).string();
@@ -79,12 +82,11 @@ int run_tune(const TuneOptions& o) {
       throw;
     }
     std::filesystem::remove(temporary);
-    OutputFile out(o.output);
     out.write(text);
-    out.commit();
   } else {
-    tunable::write_file(o.output, device);
+    tunable::write_file(out.temp_path(), device);
   }
+  out.commit();
   (o.output == kStandardOutput ? std::cerr : std::cout) << "tuned " << tuned << " of " << contents.keys.size() << " GEMMs; results in "
             << (o.output == kStandardOutput ? "standard output" : o.output) << "\n";
   return tuned == static_cast<int>(contents.keys.size()) ? 0 : 1;
