@@ -1,5 +1,7 @@
 #include "cudakit/memory/alloc_trace.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <unordered_map>
 
 #include "cudakit/core/detail/concat.hpp"
@@ -18,10 +21,11 @@
 // whole: the reader holds one chunk of input (64 KiB), at most one line of kMaxLineBytes, the
 // batch, and its renumbering of ids and streams. Ids are renumbered into slots that are reused
 // once freed, so the map holds the allocations live at once, which the replay holds anyway;
-// streams are few (at most kMaxStreams). A gzip file is read to its end: zlib reports a stream
-// cut short (only its header, or cut after a flush, without its trailer) as Z_BUF_ERROR at the
-// end rather than as a failed read, so the end is checked, and a truncated file is an error
-// naming it, never a partial replay. The header decides the field count (4, or 5 with `thread`),
+// streams are few (at most kMaxStreams). A gzip file (told by its first two bytes, whatever its
+// name) is inflated here rather than through gzread, which takes a stream cut short (its header
+// alone, or cut after a flush, without its trailer) for an end and ignores bytes after the
+// last member: every member must end with its checksum, and what follows one must be another,
+// so a truncated or appended-to file is an error naming it, never a partial replay. The header decides the field count (4, or 5 with `thread`),
 // and every line must have exactly that many.
 
 namespace cudakit::memory {
@@ -42,7 +46,14 @@ bool parse_number(std::string_view field, T& out) {
 
 struct AllocTraceReader::State {
   std::string name;
-  gzFile gz = nullptr;
+  // A file's bytes as read, and the inflater when they are gzip.
+  int fd = -1;
+  std::string raw;
+  std::size_t raw_pos = 0;
+  bool compressed = false;
+  bool member_ended = false;
+  z_stream z{};
+  bool inflating = false;
   std::string_view text;  // the in-memory source, consumed from the front
   std::string buffer;
   std::size_t pos = 0;
@@ -60,7 +71,8 @@ struct AllocTraceReader::State {
   std::vector<std::uint64_t> lines;  // of the last batch
 
   ~State() {
-    if (gz != nullptr) gzclose(gz);
+    if (inflating) inflateEnd(&z);
+    if (fd >= 0) ::close(fd);
   }
 
   [[noreturn]] void fail(std::string_view what) const {
@@ -70,35 +82,80 @@ struct AllocTraceReader::State {
     fail(detail::concat(what, " (line: ", detail::quote_input(text_of_line), ")"));
   }
 
+  // Appends the next bytes of the file to `raw`; false at its end.
+  bool read_raw() {
+    if (raw_pos > 0) {
+      raw.erase(0, raw_pos);
+      raw_pos = 0;
+    }
+    char chunk[kChunkBytes];
+    for (;;) {
+      const ssize_t n = ::read(fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int error = errno;
+        throw FileError(error, kApi, detail::concat("cannot read ", name, ": ", std::strerror(error)));
+      }
+      raw.append(chunk, static_cast<std::size_t>(n));
+      return n > 0;
+    }
+  }
+
+  [[noreturn]] void truncated() const {
+    throw InvalidArgumentError(kApi, detail::concat(name, ": the compressed data ends early (a truncated gzip file, "
+                                                          "cut after line ", line, "); nothing of it was replayed"));
+  }
+
   // Appends the next chunk of input to the buffer; false at the end of the input.
   bool fill() {
-    if (gz == nullptr) {
+    if (fd < 0) {
       if (text.empty()) return false;
       const std::size_t n = std::min(text.size(), kChunkBytes);
       buffer.append(text.substr(0, n));
       text.remove_prefix(n);
       return true;
     }
-    char chunk[kChunkBytes];
-    const int n = gzread(gz, chunk, sizeof chunk);
-    int error = Z_OK;
-    const char* message = gzerror(gz, &error);
-    if (n < 0 || (error != Z_OK && error != Z_BUF_ERROR)) {
-      // zlib's message starts with the path again.
-      std::string_view reason = error == Z_ERRNO ? std::strerror(errno) : message;
-      if (reason.starts_with(name + ": ")) reason.remove_prefix(name.size() + 2);
-      throw InvalidArgumentError(kApi, detail::concat(name, ": cannot read: ", reason));
-    }
-    if (n > 0) {
-      buffer.append(chunk, static_cast<std::size_t>(n));
+    if (!compressed) {
+      if (raw_pos == raw.size() && !read_raw()) return false;
+      buffer.append(raw, raw_pos);
+      raw_pos = raw.size();
       return true;
     }
-    if (error == Z_BUF_ERROR) {
-      throw InvalidArgumentError(
-          kApi, detail::concat(name, ": the compressed data ends early (a truncated gzip file, cut "
-                                     "after line ", line, "); nothing of it was replayed"));
+    char out[kChunkBytes];
+    for (;;) {
+      if (member_ended) {
+        // Only another member may follow one: two bytes decide.
+        while (raw.size() - raw_pos < 2 && read_raw()) {
+        }
+        if (raw_pos == raw.size()) return false;
+        if (raw.size() - raw_pos < 2 || raw[raw_pos] != '\x1f' || raw[raw_pos + 1] != '\x8b') {
+          throw InvalidArgumentError(
+              kApi, detail::concat(name, ": ", raw.size() - raw_pos, "+ bytes follow the compressed data (",
+                                   detail::quote_input(std::string_view(raw).substr(raw_pos, 16)),
+                                   "...): not a gzip file as written, or one with something appended"));
+        }
+        inflateReset(&z);
+        member_ended = false;
+      }
+      if (raw_pos == raw.size() && !read_raw()) truncated();
+      z.next_in = reinterpret_cast<Bytef*>(raw.data() + raw_pos);
+      z.avail_in = static_cast<uInt>(raw.size() - raw_pos);
+      z.next_out = reinterpret_cast<Bytef*>(out);
+      z.avail_out = sizeof out;
+      const int status = inflate(&z, Z_NO_FLUSH);
+      raw_pos = raw.size() - z.avail_in;
+      const std::size_t produced = sizeof out - z.avail_out;
+      if (status == Z_STREAM_END) {
+        member_ended = true;
+      } else if (status != Z_OK && status != Z_BUF_ERROR) {
+        throw InvalidArgumentError(kApi, detail::concat(name, ": cannot read: ", z.msg != nullptr ? z.msg : "corrupt gzip data",
+                                                        " (a damaged gzip file)"));
+      }
+      if (produced > 0) {
+        buffer.append(out, produced);
+        return true;
+      }
     }
-    return false;
   }
 
   // The next line without its end, or false at the end of the input.
@@ -193,13 +250,20 @@ struct AllocTraceReader::State {
 };
 
 AllocTraceReader::AllocTraceReader(const std::string& path) : state_(std::make_unique<State>()) {
-  state_->name = path;
-  // gzopen reads plain files transparently as well.
-  errno = 0;
-  state_->gz = gzopen(path.c_str(), "rb");
-  if (state_->gz == nullptr) {
-    const int error = errno != 0 ? errno : ENOMEM;
+  State& s = *state_;
+  s.name = path;
+  s.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (s.fd < 0) {
+    const int error = errno;
     throw FileError(error, kApi, detail::concat("cannot read ", path, ": ", std::strerror(error)));
+  }
+  // gzip's magic bytes decide, not the name: a plain trace named .gz is read as it is.
+  while (s.raw.size() < 2 && s.read_raw()) {
+  }
+  s.compressed = s.raw.size() >= 2 && s.raw[0] == '\x1f' && s.raw[1] == '\x8b';
+  if (s.compressed) {
+    if (inflateInit2(&s.z, 16 + MAX_WBITS) != Z_OK) throw std::bad_alloc();  // 16: gzip only
+    s.inflating = true;
   }
 }
 

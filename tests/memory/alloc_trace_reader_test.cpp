@@ -115,6 +115,13 @@ TEST(AllocTraceReader, GzipIsReadToItsEndAndATruncatedFileIsAnError) {
     expect_refused([&] { (void)load_alloc_trace(path.string()); },
                    path.string() + ": the compressed data ends early (a truncated gzip file");
   }
+  // Members one after another are one file (as `cat a.gz b.gz` makes); anything else after one
+  // is not.
+  write_file(dir.path() / "two.csv.gz", gzip("a,1,8,0\n", Gzip::whole) + gzip("f,1,0,0\n", Gzip::whole));
+  EXPECT_EQ(load_alloc_trace((dir.path() / "two.csv.gz").string()).ops.size(), 2u);
+  write_file(dir.path() / "junk.csv.gz", gzip(text, Gzip::whole) + "junk");
+  expect_refused([&] { (void)load_alloc_trace((dir.path() / "junk.csv.gz").string()); },
+                 "junk.csv.gz: 4+ bytes follow the compressed data ('junk'...)");
   // A plain file is read as it is, whatever its name.
   write_file(dir.path() / "plain.csv.gz", text);
   EXPECT_EQ(load_alloc_trace((dir.path() / "plain.csv.gz").string()).ops.size(), 4000u);

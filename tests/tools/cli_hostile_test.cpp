@@ -305,6 +305,10 @@ std::vector<Case> rows() {
                .files = {{"t.csv.gz", gzip(two_stream_trace(), Gzip::cut_after_flush)}},
                .message = "t.csv.gz: the compressed data ends early (a truncated gzip file",
                .never = {"expected 4"}});
+  r.push_back({.name = "alloc-replay: bytes appended to a gzip file",
+               .args = {"alloc-replay", "t.csv.gz", "--backend", "host"},
+               .files = {{"t.csv.gz", gzip(two_stream_trace(), Gzip::whole) + "appended"}},
+               .message = "t.csv.gz: 8+ bytes follow the compressed data"});
   r.push_back({.name = "alloc-replay: a whole gzip file replays",
                .args = {"alloc-replay", "t.csv.gz", "--backend", "host"},
                .files = {{"t.csv.gz", gzip(two_stream_trace(), Gzip::whole)}},
