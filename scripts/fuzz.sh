@@ -21,14 +21,28 @@ mapfile -t targets < "$build/fuzz/fuzzers.txt"
 # -timeout: an input that takes this long is a hang; -malloc_limit_mb: one allocation this large
 # for an input of a few KB is a bug (the readers' inputs grow by at most the input's size);
 # -rss_limit_mb: the same for the whole process. LeakSanitizer runs after any input that leaks.
+# The dictionary of a target's format (fuzz/dict/): its keywords, and the brackets and lengths
+# that reach the depth and size limits (Note [Outside input]) sooner than single bytes would.
+dictionary() {
+  case $1 in
+    memviz|snapshot|kernel_annotations|trace_merge|safetensors_header) echo "$root/fuzz/dict/json.dict" ;;
+    alloc_trace|alloc_trace_file) echo "$root/fuzz/dict/alloc_trace.dict" ;;
+    tunable_results|tunable_untuned) echo "$root/fuzz/dict/tunable.dict" ;;
+  esac
+}
+
 run_target() {
   local name=$1 run=$build/fuzz-runs/$1
   rm -rf "$run" && mkdir -p "$run/corpus" "$run/artifacts"
   cp "$root/fuzz/corpus/$name"/* "$run/corpus/"
+  local dict_option=()
+  local dict
+  dict=$(dictionary "$name")
+  if [ -n "$dict" ]; then dict_option=(-dict="$dict"); fi
   local rc=0
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS=suppressions="$root/scripts/lsan.supp" \
-    "$build/fuzz/fuzz_$name" -max_total_time="$seconds" -timeout=10 -malloc_limit_mb=256 \
+    "$build/fuzz/fuzz_$name" "${dict_option[@]}" -max_total_time="$seconds" -timeout=10 -malloc_limit_mb=256 \
         -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$run/artifacts/" \
         "$run/corpus" > "$run/log" 2>&1 || rc=$?
   local execs

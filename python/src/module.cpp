@@ -53,6 +53,7 @@ NB_MODULE(_cudakit, m) {
   // own I/O raises. SanitizerError, which carries its report, is made in sanitizer_bindings.cpp.
   nb::exception<cudakit::NcclError>(m, "NcclError", PyExc_RuntimeError);
   nb::exception<cudakit::gds::IoError>(m, "IoError", PyExc_OSError);
+  nb::exception<cudakit::FileError>(m, "FileError", PyExc_OSError);
   nb::exception<cudakit::gds::CuFileError>(m, "CuFileError", PyExc_RuntimeError);
 
   // A bound function that does nothing: the benchmark's measure of the binding's own call cost.

@@ -154,6 +154,9 @@ def write_safetensors(path, header_bytes: bytes, data: bytes = b"", length=None)
     (b'{"t": {"dtype": "F99", "shape": [1], "data_offsets": [0, 4]}}', b"\0" * 4, None, "F99"),
     (b'{"t": {"dtype": "F32", "shape": [3], "data_offsets": [0, 4]}}', b"\0" * 4, None, "shape|bytes"),
     (b'{"t": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}', b"\0" * 4, None, "negative|-1"),
+    # nesting past the readers' limit, refused before parsing (notes/hostile-input.md)
+    (b'{"__metadata__": {}, "x": ' + b"[" * 100000 + b"]" * 100000 + b"}", b"", None, "nests deeper than 256"),
+    (b'{"t": "' + b"x" * 300000 + b'\\q"}', b"", None, "not valid JSON"),
 ])
 def test_malformed_safetensors_are_refused_naming_the_file_and_the_reason(tmp_path, header, data, length, reason):
     path = tmp_path / "bad.safetensors"
@@ -164,6 +167,7 @@ def test_malformed_safetensors_are_refused_naming_the_file_and_the_reason(tmp_pa
     with pytest.raises(ValueError, match=reason) as refused:
         cudakit.gds.load_file(path)
     assert "bad.safetensors" in str(refused.value)
+    assert len(str(refused.value)) < 1000, "a message quotes at most ~200 bytes of the input"
 
 
 def test_save_file_takes_a_dict_of_arrays(tmp_path):

@@ -12,9 +12,12 @@ namespace detail {
 
 std::string format_error_message(std::string_view api, std::string_view detail,
                                  const std::source_location& location) {
+  // The message is for the user, who needs what failed; where in cudakit's sources it was raised
+  // is for whoever debugs cudakit: location(), and the debug log.
   std::string_view file = location.file_name();
   if (auto slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
-  return concat(api, ": ", file, ":", location.line(), ": ", detail);
+  CUDAKIT_LOG(debug, api, " raised at ", file, ":", location.line(), ": ", detail);
+  return concat(api, ": ", detail);
 }
 
 std::string api_name_from_call(std::string_view call_text) {
@@ -108,6 +111,10 @@ OutOfMemoryError::OutOfMemoryError(std::string api, std::string_view report,
 InvalidArgumentError::InvalidArgumentError(std::string api, std::string_view detail,
                                            std::source_location location)
     : ErrorOf(0, api, detail::concat("invalid argument: ", detail), location) {}
+
+FileError::FileError(int error_number, std::string api, std::string_view detail,
+                     std::source_location location)
+    : ErrorOf(error_number, api, detail, location) {}
 
 StateError::StateError(std::string api, std::string_view detail, std::source_location location)
     : ErrorOf(0, api, detail, location) {}

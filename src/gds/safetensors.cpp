@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/outside_input.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/gds/gds_file.hpp"
 #include "cudakit/tensor/factories.hpp"
@@ -146,12 +147,7 @@ SafetensorsHeader parse_safetensors_header(std::string_view bytes, std::optional
     refuse(concat("the header is not valid UTF-8: byte 0x", hex_byte(static_cast<unsigned char>(text[bad])),
                   " at file offset ", 8 + bad, ", in \"", text.substr(from, bad - from + 8), "\""));
   }
-  json document;
-  try {
-    document = json::parse(text);
-  } catch (const json::exception& error) {
-    refuse(concat("the header is not JSON: ", error.what()));
-  }
+  const json document = cudakit::detail::parse_outside_json<json>(text, "the header", kApi);
   if (!document.is_object()) refuse("the header is not a JSON object");
   for (const auto& [name, value] : document.items()) {
     if (name == "__metadata__") {

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/outside_input.hpp"
 #include "cudakit/core/detail/text_file.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/graphs/detail/annotation_json.hpp"
@@ -18,12 +19,7 @@ class AnnotationParser {
   AnnotationParser(const char* api, std::string_view source) : api_(api), source_(source) {}
 
   KernelAnnotations parse(std::string_view json) const {
-    nlohmann::json root;
-    try {
-      root = nlohmann::json::parse(json);
-    } catch (const nlohmann::json::exception& e) {  // also out_of_range, for a number like 1e400
-      malformed("", cudakit::detail::concat("not valid JSON (", e.what(), ")"));
-    }
+    const nlohmann::json root = cudakit::detail::parse_outside_json<nlohmann::json>(json, source_, api_);
     if (!root.is_object())
       malformed("", cudakit::detail::concat("top level is a ", root.type_name(),
                                             ", expected an object keyed by node id"));

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/error.hpp"
 #include "jiterator/detail/kernel_store.hpp"
 
 namespace cudakit::jiterator {
@@ -20,6 +22,27 @@ const char* nonempty_env(const char* name) {
 bool is_cache_file(const fs::path& path) {
   const std::string name = path.filename().string();
   return name.ends_with(".cubin") || name.ends_with(".lock") || name.find(".cubin.tmp.") != std::string::npos;
+}
+
+// The folder's entries, through `visit`; nothing for a folder that does not exist yet.
+// @throws InvalidArgumentError for a path that names a file, FileError for a folder that cannot
+// be listed.
+template <class Visit>
+void for_each_entry(const fs::path& folder, const char* api, Visit&& visit) {
+  std::error_code error;
+  const fs::file_status status = fs::status(folder, error);
+  if (status.type() == fs::file_type::not_found) return;
+  if (!error && status.type() != fs::file_type::directory) {
+    throw InvalidArgumentError(api, cudakit::detail::concat(
+        "the kernel cache's path '", folder.string(),
+        "' (CUDAKIT_KERNEL_CACHE_PATH, or the default under XDG_CACHE_HOME or HOME) is not a folder"));
+  }
+  fs::directory_iterator it(folder, error), end;
+  for (; !error && it != end; it.increment(error)) visit(*it);
+  if (error) {
+    throw FileError(error.value(), api,
+                    cudakit::detail::concat("cannot list ", folder.string(), ": ", error.message()));
+  }
 }
 
 }  // namespace
@@ -39,17 +62,18 @@ KernelCacheInfo kernel_cache_info() {
   const std::optional<fs::path> path = kernel_cache_path();
   if (!path) return info;
   info.path = *path;
-  std::error_code error;
-  for (fs::directory_iterator it(*path, error), end; !error && it != end; it.increment(error)) {
-    if (!it->is_regular_file(error)) continue;
-    const std::string name = it->path().filename().string();
+  for_each_entry(*path, "kernel_cache_info", [&](const fs::directory_entry& entry) {
+    std::error_code error;
+    if (!entry.is_regular_file(error)) return;
+    const std::string name = entry.path().filename().string();
     if (name.ends_with(".cubin")) {
       ++info.entries;
-      info.bytes += static_cast<std::int64_t>(it->file_size(error));
-    } else if (is_cache_file(it->path())) {
+      const auto size = entry.file_size(error);
+      info.bytes += error ? 0 : static_cast<std::int64_t>(size);
+    } else if (is_cache_file(entry.path())) {
       ++info.other_files;
     }
-  }
+  });
   return info;
 }
 
@@ -57,12 +81,29 @@ std::int64_t clear_kernel_cache() {
   const std::optional<fs::path> path = kernel_cache_path();
   if (!path) return 0;
   std::int64_t removed = 0;
-  std::error_code error;
   std::vector<fs::path> files;
-  for (fs::directory_iterator it(*path, error), end; !error && it != end; it.increment(error)) {
-    if (it->is_regular_file(error) && is_cache_file(it->path())) files.push_back(it->path());
+  for_each_entry(*path, "clear_kernel_cache", [&](const fs::directory_entry& entry) {
+    std::error_code error;
+    if (entry.is_regular_file(error) && is_cache_file(entry.path())) files.push_back(entry.path());
+  });
+  // Every file is tried; the first refusal is told with the count of those that stayed.
+  std::error_code first_error;
+  std::string first_refused;
+  for (const fs::path& file : files) {
+    std::error_code error;
+    if (fs::remove(file, error)) {
+      ++removed;
+    } else if (error && first_refused.empty()) {
+      first_error = error;
+      first_refused = file.string();
+    }
   }
-  for (const fs::path& file : files) removed += fs::remove(file, error) ? 1 : 0;
+  if (!first_refused.empty()) {
+    throw FileError(first_error.value(), "clear_kernel_cache",
+                    cudakit::detail::concat("cannot remove ", first_refused, ": ", first_error.message(), " (",
+                                            files.size() - static_cast<std::size_t>(removed), " of ",
+                                            files.size(), " files stay)"));
+  }
   return removed;
 }
 

@@ -152,10 +152,48 @@ void KernelStore::warn_once(std::atomic<bool>& flag, const std::string& message)
 }
 
 std::shared_ptr<const CompiledModule> KernelStore::get(const std::string& source, int arch, KernelOrigin* origin) {
+  return get_or_produce(source, arch, origin, true);
+}
+
+namespace {
+// The driver's refusals of an image itself (not of the device or the context).
+bool refuses_image(const CudaError& e) {
+  if (!e.is_driver_error()) return false;
+  switch (e.status()) {
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_INVALID_SOURCE:
+    case CUDA_ERROR_NOT_FOUND:  // the entry's image lacks the kernel the key promises
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+CUfunction KernelStore::function(const std::string& source, int arch, int device, const char* name) {
+  const auto module = get(source, arch);
+  try {
+    return module->function(device, name);
+  } catch (const CudaError& e) {
+    if (module->info().origin != KernelOrigin::disk || !refuses_image(e)) throw;
+    corrupt_entries_.fetch_add(1, std::memory_order_relaxed);
+    warn_once(warned_unloadable_, concat("jiterator: the driver does not load the kernel-cache entry for ",
+                                         module->info().cache_key, " (", e.what(), "); compiling the kernel again"));
+  }
+  return get_or_produce(source, arch, nullptr, false)->function(device, name);
+}
+
+std::shared_ptr<const CompiledModule> KernelStore::get_or_produce(const std::string& source, int arch,
+                                                                  KernelOrigin* origin, bool read_disk) {
   const std::string key = text(arch, "\n", source);
   std::promise<std::shared_ptr<const CompiledModule>> promise;
   {
     std::unique_lock lock(mutex_);
+    // Not reading the disk means the module held for the key is refused: it is replaced.
+    if (!read_disk) modules_.erase(key);
     if (const auto found = modules_.find(key); found != modules_.end()) {
       const auto future = found->second;
       lock.unlock();
@@ -167,7 +205,7 @@ std::shared_ptr<const CompiledModule> KernelStore::get(const std::string& source
     modules_.emplace(key, promise.get_future().share());
   }
   try {
-    auto module = produce(source, arch);
+    auto module = produce(source, arch, read_disk);
     promise.set_value(module);
     if (origin != nullptr) *origin = module->info().origin;
     return module;
@@ -179,7 +217,7 @@ std::shared_ptr<const CompiledModule> KernelStore::get(const std::string& source
   }
 }
 
-std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& source, int arch) {
+std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& source, int arch, bool read_disk) {
   std::string options;
   for (const std::string& o : nvrtc_options(arch)) append(options, o, " ");
   const std::string disk_key = text("cudakit-jit ", kCacheEntryVersion, "; CUDA ", toolkit_version(), "; ", options,
@@ -236,7 +274,11 @@ std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& so
     return std::make_shared<CompiledModule>(std::move(cubin), info);
   };
   // A hit reads the entry and touches nothing else; the folder is made on the first miss.
-  if (auto cubin = read_entry()) return from_disk(std::move(*cubin));
+  if (!read_disk) {
+    // The entry is intact but refused by the driver: compiled again below and replaced.
+  } else if (auto cubin = read_entry()) {
+    return from_disk(std::move(*cubin));
+  }
   std::error_code error;
   fs::create_directories(*folder, error);
   if (error) {
@@ -251,7 +293,7 @@ std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& so
     warn_once(warned_unlocked_, concat("jiterator: cannot lock ", (*folder / concat(stem, ".lock")).string(), ": ",
                                        std::strerror(lock.error()),
                                        "; processes sharing the kernel cache may compile a kernel more than once"));
-  } else if (auto cubin = read_entry()) {
+  } else if (auto cubin = read_disk ? read_entry() : std::nullopt) {
     return from_disk(std::move(*cubin));  // written by another process while this one waited
   }
   const NvrtcOutput out = compile_to_cubin(source, arch);

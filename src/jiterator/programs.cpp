@@ -326,9 +326,9 @@ std::vector<Tensor> ElementwiseProgram::call(std::span<const JitArgument> inputs
     // See Note [Compiling during a capture].
     const cudakit::detail::RelaxedCaptureMode relaxed;
     const int arch = device_arch(device);
-    const auto module = global_kernel_store().get(generate_elementwise_source(function, scalars.dtypes, variant_of(p),
-                                                                              p.in.common), arch);
-    return module->function(device, kElementwiseKernel);
+    return global_kernel_store().function(
+        generate_elementwise_source(function, scalars.dtypes, variant_of(p), p.in.common), arch, device,
+        kElementwiseKernel);
   });
 
   // The operands as the kernel numbers them (for the trace hooks): outputs, then the tensor inputs.
@@ -475,12 +475,11 @@ Tensor ReductionProgram::call(std::span<const JitArgument> inputs, const JitRedu
   }
 
   const VariantKey key = make_variant_key(v, device.index);
-  std::shared_ptr<const CompiledModule> module;
+  std::string source;
   const auto load = [&](const char* name) {
     const cudakit::detail::RelaxedCaptureMode relaxed;  // See Note [Compiling during a capture]
-    if (!module) module = global_kernel_store().get(generate_reduction_source(map, combine, identity, scalars.dtypes, v, in.common),
-                                                    device_arch(device.index));
-    return module->function(device.index, name);
+    if (source.empty()) source = generate_reduction_source(map, combine, identity, scalars.dtypes, v, in.common);
+    return global_kernel_store().function(source, device_arch(device.index), device.index, name);
   };
   const CUfunction reduce = functions_.get(key, [&] { return load(kReduceKernel); });
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/outside_input.hpp"
 #include "cudakit/core/error.hpp"
 
 namespace cudakit::memory {
@@ -72,8 +73,13 @@ bool is_power_of_two_up_to(double d, std::uint64_t max) {
 struct Reader {
   std::string_view api;
 
+  // The item is quoted as outside input is (at most ~200 bytes, escaped), and so is `why`, which
+  // may hold a part of it.
   [[noreturn]] void bad(std::string_view key, std::string_view value, std::string_view why) const {
-    throw InvalidArgumentError(std::string(api), detail::concat("'", key, ":", value, "': ", why));
+    const std::string item = detail::quote_input(detail::concat(key, ":", value));
+    const bool cut = why.size() > 2 * detail::kQuotedInputBytes;
+    throw InvalidArgumentError(std::string(api), detail::concat(item, ": ", why.substr(0, 2 * detail::kQuotedInputBytes),
+                                                                cut ? "..." : ""));
   }
 
   // Finite values only: from_chars also reads "inf" and "nan", which no key means and which pass

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <vector>
 
 #include "cudakit/core/detail/concat.hpp"
@@ -29,6 +30,7 @@ void* HostSegmentProvider::allocate_segment(std::size_t bytes, StreamKey) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);
   if (p == MAP_FAILED) {
+    system_refusal_.store(errno);
     in_use_.fetch_sub(bytes);
     return nullptr;
   }
@@ -43,7 +45,11 @@ void HostSegmentProvider::free_segment(void* ptr, std::size_t bytes, StreamKey) 
 
 void* HostSegmentProvider::reserve_range(std::size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
+  if (p == MAP_FAILED) {
+    system_refusal_.store(errno);
+    return nullptr;
+  }
+  return p;
 }
 
 void HostSegmentProvider::release_range(void* base, std::size_t bytes) noexcept { munmap(base, bytes); }
@@ -56,6 +62,7 @@ bool HostSegmentProvider::map(void* addr, std::size_t bytes) {
   }
   if (!take(bytes)) return false;
   if (mprotect(addr, bytes, PROT_READ | PROT_WRITE) != 0) {
+    system_refusal_.store(errno);
     in_use_.fetch_sub(bytes);
     return false;
   }

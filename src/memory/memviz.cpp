@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/outside_input.hpp"
 #include "cudakit/core/error.hpp"
 #include "embedded/memviz_page.hpp"
 
@@ -271,13 +272,8 @@ std::string fill_page(std::string_view data) {
 }  // namespace
 
 std::string render_memviz_html(std::string_view snapshot_json) {
-  json snapshot;
-  try {
-    snapshot = json::parse(snapshot_json);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
-    throw InvalidArgumentError("render_memviz_html",
-                               concat("snapshot is not valid JSON: ", e.what()));
-  }
+  const json snapshot =
+      detail::parse_outside_json<json>(snapshot_json, "snapshot", "render_memviz_html");
   check_snapshot(snapshot);
   return fill_page(embeddable_json(snapshot));
 }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/outside_input.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/stack_trace.hpp"
 #include "cudakit/memory/device_allocator.hpp"
@@ -184,12 +185,7 @@ std::string snapshot_to_json(const MemorySnapshot& snap) {
 }
 
 MemorySnapshot snapshot_from_json(const std::string& text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InvalidArgumentError("snapshot_from_json", detail::concat("not valid JSON: ", e.what()));
-  }
+  const json j = detail::parse_outside_json<json>(text, "snapshot", "snapshot_from_json");
   if (!j.is_object()) throw InvalidArgumentError("snapshot_from_json", "the top level is not an object");
   MemorySnapshot snap;
   snap.device = get_or<int>(j, "device", 0, "snapshot");

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cudakit/core/detail/concat.hpp"
+#include "cudakit/core/detail/outside_input.hpp"
 #include "cudakit/core/detail/text_file.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/graphs/detail/annotation_json.hpp"
@@ -18,12 +19,7 @@ constexpr const char* kApi = "merge_trace_annotations";
 
 TraceMergeResult merge(std::string_view trace_json, const graphs::KernelAnnotations& annotations,
                        std::string_view source) {
-  nlohmann::json trace;
-  try {
-    trace = nlohmann::json::parse(trace_json);
-  } catch (const nlohmann::json::exception& e) {  // also out_of_range, for a number like 1e400
-    malformed(source, cudakit::detail::concat("not valid JSON (", e.what(), ")"));
-  }
+  nlohmann::json trace = cudakit::detail::parse_outside_json<nlohmann::json>(trace_json, source, kApi);
   if (!trace.is_object())
     malformed(source, cudakit::detail::concat("top level is a ", trace.type_name(),
                                               ", expected an object with \"traceEvents\""));
@@ -74,8 +70,9 @@ TraceMergeResult merge(std::string_view trace_json, const graphs::KernelAnnotati
 }  // namespace
 
 TraceMergeResult merge_trace_annotations(std::string_view trace_json,
-                                         const graphs::KernelAnnotations& annotations) {
-  return merge(trace_json, annotations, "trace");
+                                         const graphs::KernelAnnotations& annotations,
+                                         std::string_view source) {
+  return merge(trace_json, annotations, source);
 }
 
 TraceMergeResult merge_trace_annotation_files(const std::string& trace_path,

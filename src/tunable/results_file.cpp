@@ -38,19 +38,43 @@ void for_each_line(std::string_view text, LineFn&& line_fn) {
   }
 }
 
+// A problem for a message: its line, and at most a few hundred bytes of what the parser said
+// (which quotes the line).
 std::string problem(std::size_t line, std::string_view what) {
-  return cudakit::detail::concat("line ", line, ": ", what);
+  constexpr std::size_t kMost = 400;
+  if (what.size() <= kMost) return cudakit::detail::concat("line ", line, ": ", what);
+  return cudakit::detail::concat("line ", line, ": ", what.substr(0, kMost), "... (", what.size(), " bytes)");
 }
+
+// A file's problems: the first few told one by one, the rest counted, so that a file of garbage
+// is not echoed line by line.
+class Problems {
+ public:
+  explicit Problems(std::vector<std::string>& out) : out_(out) {}
+  void add(std::size_t line, std::string_view what) {
+    if (out_.size() < kMost) out_.push_back(problem(line, what));
+    else ++more_;
+  }
+  void finish() {
+    if (more_ > 0) out_.push_back(cudakit::detail::concat(more_, " more lines with problems"));
+  }
+
+ private:
+  static constexpr std::size_t kMost = 20;
+  std::vector<std::string>& out_;
+  std::size_t more_ = 0;
+};
 
 }  // namespace
 
 ResultsFileContents parse_results_file(std::string_view text) {
   ResultsFileContents contents;
+  Problems problems(contents.problems);
   for_each_line(text, [&](std::size_t number, std::string_view line) {
     const std::vector<std::string_view> fields = split_fields(line);
     if (fields[0] == "Validator") {
       if (fields.size() < 3 || fields[1].empty()) {
-        contents.problems.push_back(problem(number, "a Validator line needs Validator,NAME,VALUE"));
+        problems.add(number, "a Validator line needs Validator,NAME,VALUE");
         return;
       }
       // The value is the rest of the line (it may hold commas).
@@ -59,8 +83,8 @@ ResultsFileContents parse_results_file(std::string_view text) {
       return;
     }
     if (fields.size() < 4) {
-      contents.problems.push_back(problem(number, cudakit::detail::concat(
-          "expected OpName,ParamsSignature,Solution,Time, found ", fields.size(), " field(s)")));
+      problems.add(number, cudakit::detail::concat(
+          "expected OpName,ParamsSignature,Solution,Time, found ", fields.size(), " field(s)"));
       return;
     }
     try {
@@ -70,16 +94,17 @@ ResultsFileContents parse_results_file(std::string_view text) {
       double time = 0;
       const auto [end, ec] = std::from_chars(fields[3].data(), fields[3].data() + fields[3].size(), time);
       if (ec != std::errc() || end != fields[3].data() + fields[3].size() || !std::isfinite(time) || time < 0) {
-        contents.problems.push_back(problem(number, cudakit::detail::concat("time \"", fields[3],
-                                                                   "\" is not a non-negative number of ms")));
+        problems.add(number, cudakit::detail::concat("time \"", fields[3],
+                                                                   "\" is not a non-negative number of ms"));
         return;
       }
       result.time_ms = time;
       contents.results.push_back(std::move(result));
     } catch (const InvalidArgumentError& e) {
-      contents.problems.push_back(problem(number, e.what()));
+      problems.add(number, e.what());
     }
   });
+  problems.finish();
   return contents;
 }
 
@@ -135,20 +160,30 @@ std::string describe_mismatches(const std::vector<ValidatorMismatch>& mismatches
 
 UntunedFileContents parse_untuned_file(std::string_view text) {
   UntunedFileContents contents;
+  Problems problems(contents.problems);
   std::set<std::string> seen;
   for_each_line(text, [&](std::size_t number, std::string_view line) {
     const std::vector<std::string_view> fields = split_fields(line);
+    // Its GEMM lines would read as untuned ones; a run would then tune what it had tuned.
+    if (fields[0] == "Validator") {
+      throw InvalidArgumentError(
+          "parse_untuned_file",
+          cudakit::detail::concat("line ", number, " is a Validator line: this is a results file "
+                                  "(CUDAKIT_TUNABLEOP_FILENAME), not an untuned file "
+                                  "(CUDAKIT_TUNABLEOP_UNTUNED_FILENAME, OpName,ParamsSignature lines)"));
+    }
     if (fields.size() < 2) {
-      contents.problems.push_back(problem(number, "expected OpName,ParamsSignature"));
+      problems.add(number, "expected OpName,ParamsSignature");
       return;
     }
     try {
       GemmKey key = GemmKey::parse(fields[0], fields[1]);
       if (seen.insert(cudakit::detail::concat(fields[0], ',', fields[1])).second) contents.keys.push_back(key);
     } catch (const InvalidArgumentError& e) {
-      contents.problems.push_back(problem(number, e.what()));
+      problems.add(number, e.what());
     }
   });
+  problems.finish();
   return contents;
 }
 

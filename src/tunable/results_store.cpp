@@ -155,11 +155,12 @@ void write_locked(DeviceState& d, const std::string& path, const char* api) {
 
 // Reads `path` into `d` (the caller holds the lock, on `device`). False when it does not exist.
 bool read_locked(DeviceState& d, int device, const std::string& path) {
-  int error = 0;
-  const std::optional<std::string> text = cudakit::detail::try_read_text_file(path, &error);
-  if (!text) {
-    if (error == ENOENT) return false;
-    (void)cudakit::detail::read_text_file(path, "tunable::read_file");  // throws with the reason
+  std::optional<std::string> text;
+  try {
+    text = cudakit::detail::read_text_file(path, "tunable::read_file");  // within the input limits
+  } catch (const FileError& e) {
+    if (e.status() == ENOENT) return false;
+    throw;
   }
   const ResultsFileContents contents = parse_results_file(*text);
   for (const std::string& problem : contents.problems) {

@@ -304,5 +304,36 @@ TEST(KernelCache, InfoCountsAndClearRemovesOnlyCacheFiles) {
   EXPECT_TRUE(fs::exists(dir.path() / "notes.txt"));
 }
 
+TEST(KernelCache, APathNamingAFileIsAnErrorNotAnEmptyCache) {
+  const ScratchDir dir;
+  write_all(dir.path() / "afile", "the user's");
+  const ScopedEnv disable("CUDAKIT_KERNEL_CACHE_DISABLE", nullptr);
+  const ScopedEnv path("CUDAKIT_KERNEL_CACHE_PATH", (dir.path() / "afile").c_str());
+  EXPECT_THROW((void)kernel_cache_info(), InvalidArgumentError);
+  EXPECT_THROW((void)clear_kernel_cache(), InvalidArgumentError);
+  EXPECT_EQ(read_all(dir.path() / "afile"), "the user's");
+  // A folder not made yet holds nothing.
+  const ScopedEnv missing("CUDAKIT_KERNEL_CACHE_PATH", (dir.path() / "not-yet").c_str());
+  EXPECT_EQ(kernel_cache_info().entries, 0);
+  EXPECT_EQ(clear_kernel_cache(), 0);
+}
+
+TEST(KernelCache, ClearingAFolderThatCannotBeWrittenIsAnError) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root removes files from read-only folders";
+  const ScratchDir dir;
+  write_all(dir.path() / "0123456789abcdef.cubin", "entry");
+  fs::permissions(dir.path(), fs::perms(0555));
+  const ScopedEnv disable("CUDAKIT_KERNEL_CACHE_DISABLE", nullptr);
+  const ScopedEnv path("CUDAKIT_KERNEL_CACHE_PATH", dir.path().c_str());
+  try {
+    (void)clear_kernel_cache();
+    ADD_FAILURE() << "cleared a folder it cannot write";
+  } catch (const FileError& e) {
+    EXPECT_NE(std::string(e.what()).find("(1 of 1 files stay)"), std::string::npos) << e.what();
+  }
+  fs::permissions(dir.path(), fs::perms::owner_all);
+  EXPECT_TRUE(fs::exists(dir.path() / "0123456789abcdef.cubin"));
+}
+
 }  // namespace
 }  // namespace cudakit::jiterator::detail

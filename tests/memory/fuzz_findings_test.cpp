@@ -29,8 +29,7 @@ TEST(MemoryFuzzFindings, CorruptGzipTraceNamesZlibsError) {
                     ("cudakit_corrupt_trace_" + std::to_string(::getpid()) + ".csv.gz");
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(corrupt), sizeof corrupt);
-  // zlib's message names the path again: "cannot read 'P': P: incorrect data check".
-  expect_refused([&] { (void)load_alloc_trace(path.string()); }, "cannot read '" + path.string());
+  expect_refused([&] { (void)load_alloc_trace(path.string()); }, path.string() + ": cannot read: ");
   expect_refused([&] { (void)load_alloc_trace(path.string()); }, "incorrect data check");
   std::filesystem::remove(path);
 }
@@ -62,8 +61,7 @@ TEST(MemoryFuzzFindings, AllocatorConfigNumbersBeyondTheirIntegersAreRefused) {
 // A number too large for a double is nlohmann's out_of_range, not its parse_error, and escaped.
 TEST(MemoryFuzzFindings, MemvizRefusesNumbersNoDoubleHolds) {
   expect_refused([] { (void)render_memviz_html(R"({"segments": [{"total_size": 2e097152}]})"); },
-                 "snapshot is not valid JSON: [json.exception.out_of_range.406] number overflow "
-                 "parsing '2e097152'");
+                 "snapshot: not valid JSON: number overflow parsing '2e097152'");
 }
 
 // Values of the wrong kind escaped as nlohmann's type_error (value() with a default of another

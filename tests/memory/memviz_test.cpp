@@ -167,8 +167,8 @@ TEST(Memviz, RejectsMalformedSnapshotsNamingTheKey) {
     const char* expected;
   };
   const Case cases[] = {
-      {"", "snapshot is not valid JSON"},
-      {R"({"device_traces": [], "segments": [)", "snapshot is not valid JSON"},
+      {"", "snapshot:1:1: not valid JSON"},
+      {R"({"device_traces": [], "segments": [)", "snapshot:1:36: not valid JSON"},
       {"[]", "top level: expected an object"},
       // JSON that is no snapshot at all: refused, not drawn as an empty page.
       {R"({"traceEvents": 5})",

@@ -127,11 +127,11 @@ TEST_F(CudakitCli, AnOptionWithoutItsValueOrGivenTwiceSaysSo) {
 }
 
 TEST_F(CudakitCli, HostCapacityTakesAPositiveSizeInGib) {
-  for (const char* bad : {"0", "-3", "nan", "inf", "lots", "1048577"}) {
+  for (const char* bad : {"0", "-3", "nan", "inf", "lots", "16385", "1048576"}) {
     expect_error({"alloc-replay", "replay.csv", "--backend", "host", "--host-capacity-gib", bad},
                  kUsage,
                  std::string("cudakit alloc-replay: --host-capacity-gib takes a size in GiB from "
-                             "0.01 to 1048576, not '") +
+                             "0.01 to 16384, not '") +
                      bad + "'");
   }
 }

@@ -122,5 +122,34 @@ TEST(Solution, NamesRoundTripAndBadNamesAreRefused) {
   }
 }
 
+// A results file has GEMM lines an untuned file would read as keys to tune: refused whole, by
+// its Validator lines.
+TEST(UntunedFile, AResultsFileIsRefused) {
+  const std::string results = format_results_file({{"PT_VERSION", "2.5.0"}}, {});
+  try {
+    (void)parse_untuned_file(results + "GemmTunableOp_float_NN,nn_32_32_32_ld_32_32_32,Default,0.01\n");
+    FAIL() << "read a results file as an untuned one";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 1 is a Validator line: this is a results file"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A bad line's problem quotes at most a few hundred bytes of it.
+TEST(UntunedFile, ProblemsAreShortWhateverTheLine) {
+  const UntunedFileContents c = parse_untuned_file("GemmTunableOp_float_NN,nn_" + std::string(100000, '9') + "\n");
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_LT(c.problems[0].size(), 500u) << c.problems[0].substr(0, 600);
+  EXPECT_TRUE(c.problems[0].starts_with("line 1: ")) << c.problems[0].substr(0, 200);
+}
+
+TEST(UntunedFile, AFileOfGarbageIsToldInAFewProblems) {
+  std::string text;
+  for (int i = 0; i < 10000; ++i) text += "garbage\n";
+  const UntunedFileContents c = parse_untuned_file(text);
+  ASSERT_EQ(c.problems.size(), 21u);
+  EXPECT_EQ(c.problems[20], "9980 more lines with problems");
+}
+
 }  // namespace
 }  // namespace cudakit::tunable

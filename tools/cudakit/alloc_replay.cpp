@@ -2,14 +2,19 @@
 // allocation trace through cudakit's caching allocator, on the GPU or on simulated device memory.
 // A PyTorch memory snapshot as TRACE goes to the what-if replays of alloc_replay_snapshot.cpp.
 
+#include <cstring>
+#include <functional>
+#include <iomanip>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "alloc_replay_snapshot.hpp"
 #include "command.hpp"
 #include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/detail/outside_input.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/stream.hpp"
@@ -38,10 +43,12 @@ struct ReplayTarget {
   std::size_t device_allocations() { return static_cast<std::size_t>(a.stats().num_device_alloc); }
 };
 
-// Simulated device memory for --backend host. The least holds a few 2 MiB pages; the most, 1 PiB,
-// keeps the byte count and the provider's sums of bytes far from overflowing.
+// Simulated device memory for --backend host. The least holds a few 2 MiB pages. The most is what
+// the address space holds: the caching allocator reserves the whole capacity as address space
+// once per stream of the trace, and x86-64 gives a process 128 TiB, so 16 TiB leaves room for
+// seven streams (more fail with a message saying so; notes/hostile-input.md).
 constexpr double kMinHostCapacityGib = 0.01;
-constexpr double kMaxHostCapacityGib = 1 << 20;
+constexpr double kMaxHostCapacityGib = 16384;
 
 struct Options {
   std::string trace;
@@ -55,15 +62,26 @@ struct Options {
   const CLI::Option* device_option = nullptr;
 };
 
-// The allocator options of CUDAKIT_ALLOC_CONF, then --conf over them.
+// The allocator options of CUDAKIT_ALLOC_CONF, then --conf over them. The replay is always of
+// cudakit's caching allocator, so a `backend` key naming another is refused rather than ignored.
 memory::AllocatorConfig allocator_config(const std::string& conf) {
   memory::AllocatorConfig base;
   try {
     base = memory::AllocatorConfig::from_environment();
   } catch (const InvalidArgumentError& e) {
-    throw std::runtime_error("CUDAKIT_ALLOC_CONF: " + message_of(e));
+    throw std::runtime_error(std::string("CUDAKIT_ALLOC_CONF: ") + e.what());
   }
-  return memory::AllocatorConfig::parse(conf, base);
+  if (base.backend != memory::AllocatorConfig::Backend::native) {
+    throw std::runtime_error("CUDAKIT_ALLOC_CONF selects another allocator backend (" + base.to_string() +
+                             "); alloc-replay replays cudakit's caching allocator: unset it");
+  }
+  const memory::AllocatorConfig config = memory::AllocatorConfig::parse(conf, base);
+  if (config.backend != memory::AllocatorConfig::Backend::native) {
+    throw UsageError("--conf '" + conf + "' selects another allocator backend; alloc-replay replays " +
+                     "cudakit's caching allocator (--backend device|host says on what memory): drop the " +
+                     "backend key");
+  }
+  return config;
 }
 
 // --conf in CUDAKIT_ALLOC_CONF syntax, checked as the command line is read.
@@ -74,11 +92,61 @@ CLI::Validator allocator_options() {
           (void)memory::AllocatorConfig::parse(text);
           return std::string();
         } catch (const InvalidArgumentError& e) {
-          return "takes allocator options in CUDAKIT_ALLOC_CONF syntax (key:value,...), not '" +
-                 text + "': " + message_of(e);
+          return "takes allocator options in CUDAKIT_ALLOC_CONF syntax (key:value,...), not " +
+                 cudakit::detail::quote_input(text) + ": " + e.what();
         }
       },
       "KEY:VALUE,...");
+}
+
+// "4294967296 bytes (4 GiB)", "1024 bytes (1 KiB)".
+std::string bytes_in_words(std::uint64_t bytes) {
+  constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 6) {
+    value /= 1024;
+    ++unit;
+  }
+  std::ostringstream out;
+  out << bytes << " bytes";
+  if (unit > 0) out << " (" << std::setprecision(3) << value << " " << kUnits[unit] << ")";
+  return out.str();
+}
+
+// "141", "0.5".
+std::string gib(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+// An allocation the replay could not make, told with the trace line that asked for it and, for
+// the simulated memory, whether the capacity or the system's address space ran out.
+[[noreturn]] void refuse_allocation(const Options& o, const memory::AllocatorConfig& config,
+                                    const memory::AllocTraceReader& reader, std::uint64_t line,
+                                    const OutOfMemoryError& e, const memory::HostSegmentProvider* host) {
+  const std::string where = o.trace + ":" + std::to_string(line) + ": allocating " +
+                            bytes_in_words(e.requested_bytes());
+  if (host == nullptr) {
+    std::string report = e.what();
+    // The report's advice to turn on expandable segments, when the replay has them on already.
+    constexpr std::string_view kAdvice = " If reserved but unallocated memory is large, try expandable_segments:True";
+    if (const auto at = report.find(kAdvice); config.expandable_segments && at != std::string::npos) {
+      const auto end = report.find("empty_cache().", at);
+      report.erase(at, end == std::string::npos ? std::string::npos : end + 14 - at);
+    }
+    throw std::runtime_error(where + " failed: " + report);
+  }
+  if (const int refusal = host->system_refusal(); refusal != 0) {
+    throw std::runtime_error(
+        where + " failed: the system refused address space for the simulated memory (" +
+        std::strerror(refusal) + "): each of the trace's streams (" + std::to_string(reader.num_streams()) +
+        " so far) reserves --host-capacity-gib (" + gib(o.host_capacity_gib) +
+        " GiB) of it; lower --host-capacity-gib, or raise the limit `ulimit -v` sets");
+  }
+  throw std::runtime_error(where + " does not fit in the simulated device memory of " +
+                           gib(o.host_capacity_gib) + " GiB (--host-capacity-gib)");
 }
 
 int run(const Options& o) {
@@ -98,43 +166,52 @@ int run(const Options& o) {
   if (o.backend == "device" && !is_available()) {
     throw std::runtime_error("no CUDA device; use --backend host to replay on simulated memory");
   }
-  const memory::AllocTrace trace = memory::load_alloc_trace(o.trace);
+  // The trace is streamed (See Note [Reading traces]): memory stays bounded however long it is.
+  memory::AllocTraceReader reader(o.trace);
   std::unique_ptr<CachingAllocator> allocator;
-  std::vector<memory::StreamKey> streams;
+  std::shared_ptr<memory::HostSegmentProvider> host;
   std::vector<Stream> owned_streams;
+  // Trace stream i replays on stream_for(i); the device's streams are made as the trace names them.
+  std::function<memory::StreamKey(std::uint32_t)> stream_for;
   if (o.backend == "host") {
-    allocator = std::make_unique<CachingAllocator>(
-        -1, std::make_shared<memory::HostSegmentProvider>(static_cast<std::size_t>(o.host_capacity_gib * (1ull << 30))),
-        std::make_shared<memory::HostStreamEvents>(), config);
-    for (std::uint32_t i = 0; i < std::max(trace.num_streams, 1u); ++i) streams.push_back(i + 1);
+    host = std::make_shared<memory::HostSegmentProvider>(static_cast<std::size_t>(o.host_capacity_gib * (1ull << 30)));
+    allocator = std::make_unique<CachingAllocator>(-1, host, std::make_shared<memory::HostStreamEvents>(), config);
+    stream_for = [](std::uint32_t i) { return static_cast<memory::StreamKey>(i + 1); };
   } else {
     allocator = std::make_unique<CachingAllocator>(0, std::make_shared<memory::CudaSegmentProvider>(0),
                                                    std::make_shared<memory::CudaStreamEvents>(0), config);
-    for (std::uint32_t i = 0; i < std::max(trace.num_streams, 1u); ++i) {
-      owned_streams.emplace_back(0);
-      streams.push_back(reinterpret_cast<memory::StreamKey>(owned_streams.back().handle()));
-    }
+    stream_for = [&owned_streams](std::uint32_t i) {
+      while (owned_streams.size() <= i) owned_streams.emplace_back(0);
+      return reinterpret_cast<memory::StreamKey>(owned_streams[i].handle());
+    };
   }
   ReplayTarget target{*allocator};
-  const memory::ReplayResult r = memory::replay_alloc_trace(target, trace, streams);
+  std::uint64_t failed_line = 0;
+  memory::ReplayResult r;
+  try {
+    r = memory::replay_alloc_trace(target, reader, stream_for, &failed_line);
+  } catch (const OutOfMemoryError& e) {
+    refuse_allocation(o, config, reader, failed_line, e, host.get());
+  }
+  if (r.ops == 0) throw std::runtime_error(o.trace + " holds no allocation or free (an empty trace, or a header alone)");
   const std::int64_t reuses = allocator->stats().num_cross_stream_reuses;
   if (o.json) {
     nlohmann::json j = {{"ns_per_op", r.ns_per_op},
                         {"peak_allocated_bytes", r.peak_allocated},
                         {"peak_reserved_bytes", r.peak_reserved},
-                        {"peak_requested_bytes", trace.peak_requested_bytes},
+                        {"peak_requested_bytes", reader.peak_requested_bytes()},
                         {"device_allocations", r.device_allocations},
                         {"cross_stream_reuses", reuses},
-                        {"ops", trace.ops.size()},
+                        {"ops", r.ops},
                         {"backend", o.backend},
                         {"config", config.to_string()}};
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << "trace " << o.trace << ": " << trace.ops.size() << " ops, " << trace.num_streams
+    std::cout << "trace " << o.trace << ": " << r.ops << " ops, " << reader.num_streams()
               << " stream(s), backend " << o.backend << ", config " << config.to_string() << "\n"
               << "  " << r.ns_per_op << " ns/op\n"
               << "  peak allocated " << r.peak_allocated / 1048576.0 << " MiB (requested "
-              << trace.peak_requested_bytes / 1048576.0 << " MiB)\n"
+              << reader.peak_requested_bytes() / 1048576.0 << " MiB)\n"
               << "  peak reserved  " << r.peak_reserved / 1048576.0 << " MiB = "
               << static_cast<double>(r.peak_reserved) / static_cast<double>(std::max<std::size_t>(r.peak_allocated, 1))
               << " x peak allocated\n"

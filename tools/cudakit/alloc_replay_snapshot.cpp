@@ -166,7 +166,7 @@ int run_snapshot_replay(const SnapshotReplayOptions& options) {
     o.torch_config = memory::AllocatorConfig::parse(options.conf, snapshot.settings);
     o.cudakit_config = memory::AllocatorConfig::parse(options.conf, memory::AllocatorConfig::from_environment());
   } catch (const InvalidArgumentError& e) {
-    throw std::runtime_error("--conf or CUDAKIT_ALLOC_CONF: " + message_of(e));
+    throw std::runtime_error(std::string("--conf or CUDAKIT_ALLOC_CONF: ") + e.what());
   }
   if (options.capacity_gib) o.capacity = static_cast<std::size_t>(*options.capacity_gib * 1073741824.0);
   o.device_memory = o.capacity.value_or(kH200Memory);

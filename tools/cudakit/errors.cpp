@@ -1,7 +1,5 @@
 #include "errors.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -13,7 +11,8 @@
 #include <system_error>
 
 #include "cudakit/core/detail/concat.hpp"
-#include "cudakit/core/error.hpp"
+#include "cudakit/core/detail/outside_input.hpp"
+#include "output_file.hpp"
 
 namespace cudakit::cli {
 namespace {
@@ -89,21 +88,16 @@ std::optional<T> read_number(const std::string& text) {
   return value;
 }
 
-// A check's complaint: what the option takes, then what it was given.
+// A check's complaint: what the option takes, then what it was given (quoted as every message
+// quotes input: at most ~200 bytes, escaped).
 std::string refused(const std::string& takes, const std::string& value) {
-  return concat(takes, ", not '", value, "'");
+  return concat(takes, ", not ", cudakit::detail::quote_input(value));
 }
 
 // The shortest text that reads back as `v` ("0.01", "1048576"; a stream would write 1.04858e+06).
 std::string shortest(double v) {
   char text[32];
   return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
-}
-
-// The folder that `path` is in ("." for a bare file name).
-std::string folder_of(const std::string& path) {
-  const fs::path parent = fs::path(path).parent_path();
-  return parent.empty() ? std::string(".") : parent.string();
 }
 
 }  // namespace
@@ -160,23 +154,7 @@ CLI::Validator readable_file() {
 }
 
 CLI::Validator writable_file() {
-  return CLI::Validator(
-      [](std::string& path) {
-        std::error_code ignored;
-        if (path.empty()) return std::string("takes a file to write, not ''");
-        if (fs::is_directory(path, ignored)) return concat("'", path, "' is a folder, not a file");
-        // The file is replaced by a rename in its folder (output_file.hpp), so the folder is what
-        // must be writable; a special file such as /dev/stdout is written in place.
-        const bool in_place = fs::exists(path, ignored) && !fs::is_regular_file(path, ignored);
-        const std::string target = in_place ? path : folder_of(path);
-        if (::access(target.c_str(), W_OK) != 0) {
-          const int error = errno;
-          return concat("'", path, "' cannot be written: ",
-                        in_place ? "" : concat("folder '", target, "': "), std::strerror(error));
-        }
-        return std::string();
-      },
-      "FILE");
+  return CLI::Validator([](std::string& path) { return refuse_output(path); }, "FILE");
 }
 
 CLI::Validator folder() {
@@ -197,15 +175,6 @@ void require_distinct_files(std::string_view output_name, const std::string& out
     throw UsageError(concat(output_name, " '", output, "' is ", input_name, " '", input,
                             "' itself; writing it would replace the input, so name another file"));
   }
-}
-
-std::string message_of(const Error& error) {
-  // The library's own format with no detail: "api: file.cpp:12: ".
-  const std::string prefix =
-      cudakit::detail::format_error_message(error.api(), "", error.location());
-  const std::string text = error.what();
-  if (text.rfind(prefix, 0) != 0) return text;
-  return concat(error.api(), ": ", std::string_view(text).substr(prefix.size()));
 }
 
 std::string command_path(const CLI::App& root) {

@@ -13,15 +13,13 @@
 #include <string_view>
 #include <vector>
 
-namespace cudakit {
-class Error;
-}  // namespace cudakit
-
 namespace cudakit::cli {
 
 // The exit status of a command line that cannot run as written (the usual 2 of Unix tools);
 // failures while running exit with 1.
 inline constexpr int kUsageError = 2;
+// The exit status of a command that could not do its work (bad input, a failed write, no device).
+inline constexpr int kFailure = 1;
 
 // Options that conflict, found after parsing (two options naming one file): exits kUsageError
 // with the message, prefixed by the command like every other error.
@@ -41,7 +39,8 @@ CLI::Validator number_in(std::string kind, double min, double max);
 CLI::Validator one_of(std::vector<std::string> choices);
 // A file that exists and can be opened for reading.
 CLI::Validator readable_file();
-// A file that can be created or replaced: its folder exists and is writable, and it is no folder.
+// A file that can be created or replaced, or "-" for standard output (refuse_output in
+// output_file.hpp says which).
 CLI::Validator writable_file();
 // A folder, or a path where one can be made: not an existing file.
 CLI::Validator folder();
@@ -50,10 +49,6 @@ CLI::Validator folder();
 // input before or while it is read). The names are the options' ("-o", "TRACE").
 void require_distinct_files(std::string_view output_name, const std::string& output,
                             std::string_view input_name, const std::string& input);
-
-// A library error's message without the source line it was raised at ("api: file.cpp:12: detail"
-// reads "api: detail"): a user of the tool needs what failed, not where in cudakit's sources.
-std::string message_of(const Error& error);
 
 // "cudakit", "cudakit trace merge": the deepest subcommand the command line selected.
 std::string command_path(const CLI::App& root);

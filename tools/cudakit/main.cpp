@@ -1,5 +1,9 @@
 // cudakit: the command-line tool. Each subcommand lives in its own file and registers itself.
 
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -8,6 +12,7 @@
 
 #include "command.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/core/log.hpp"
 #include "cudakit/version.hpp"
 #include "errors.hpp"
 
@@ -31,6 +36,12 @@ int main(int argc, char** argv) {
     *runner = registration.setup(*command);
     command->callback([&run, runner] { run = *runner; });
   }
+  // A file-size limit (`ulimit -f`) makes a write fail like a full disk, rather than kill the tool
+  // with SIGXFSZ mid-write; the failure is then told (Note [Writing outputs]).
+  std::signal(SIGXFSZ, SIG_IGN);
+  // A CUDAKIT_LOG_LEVEL that is no level is reported now, not at the first record (which a
+  // command that logs nothing never writes).
+  (void)cudakit::log_level();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -38,17 +49,30 @@ int main(int argc, char** argv) {
   }
   // Every failure is told as "cudakit SUBCOMMAND: what went wrong".
   const std::string where = command_path(app);
+  int status = kFailure;
+  bool told = true;  // a failure was reported already
   try {
-    return run ? run() : 0;
+    status = run ? run() : 0;
+    told = false;
   } catch (const UsageError& e) {
     std::cerr << where << ": " << e.what() << "\n";
     return kUsageError;
-  } catch (const cudakit::Error& e) {
-    std::cerr << where << ": " << message_of(e) << "\n";
-  } catch (const std::bad_alloc&) {
-    std::cerr << where << ": out of host memory\n";
+  } catch (const std::bad_alloc& e) {
+    // cudakit's OutOfMemoryError is a bad_alloc with a report; the standard one says nothing.
+    std::cerr << where << ": "
+              << (dynamic_cast<const cudakit::Error*>(&e) ? e.what() : "out of host memory") << "\n";
   } catch (const std::exception& e) {
     std::cerr << where << ": " << e.what() << "\n";
   }
-  return 1;
+  // What the command printed must have reached standard output (a full disk, /dev/full).
+  errno = 0;
+  if (!std::cout.flush() || std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    const int error = errno;
+    if (!told) {
+      std::cerr << where << ": cannot write to standard output"
+                << (error != 0 ? std::string(": ") + std::strerror(error) : std::string()) << "\n";
+    }
+    return kFailure;
+  }
+  return status;
 }

@@ -1,14 +1,13 @@
 // `cudakit memviz SNAPSHOT.json -o memory.html`: renders a memory snapshot (cudakit's or
 // PyTorch's torch.cuda.memory._snapshot()) as one self-contained HTML page.
 
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "errors.hpp"
 #include "command.hpp"
+#include "cudakit/core/detail/text_file.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/memviz.hpp"
 #include "output_file.hpp"
@@ -23,22 +22,21 @@ struct MemvizOptions {
 
 int run_memviz(const MemvizOptions& options) {
   require_distinct_files("--output", options.output, "SNAPSHOT", options.snapshot);
-  std::ifstream in(options.snapshot, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read '" + options.snapshot + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Made first, so that an output that cannot be written fails before the work.
+  OutputFile out(options.output);
+  const std::string text = cudakit::detail::read_text_file(options.snapshot, "read_text_file");
   std::string page;
   try {
-    page = memory::render_memviz_html(text.str());
+    page = memory::render_memviz_html(text);
   } catch (const InvalidArgumentError& e) {
     // The message names the bad key; the file it came from is what the user needs next to it.
-    throw std::runtime_error(options.snapshot + ": " + message_of(e));
+    throw std::runtime_error(options.snapshot + ": " + e.what());
   }
-  OutputFile out(options.output);
   out.write(page);
   out.commit();
-  std::cout << "wrote " << options.output << " (" << (page.size() + 1023) / 1024
-            << " KiB); open it in a browser\n";
+  (out.is_standard_output() ? std::cerr : std::cout)
+      << "wrote " << (out.is_standard_output() ? "standard output" : options.output) << " ("
+      << (page.size() + 1023) / 1024 << " KiB); open it in a browser\n";
   return 0;
 }
 
@@ -49,7 +47,7 @@ std::function<int()> setup_memviz(CLI::App& command) {
                   "snapshot JSON (dump_snapshot, or torch.cuda.memory._snapshot() saved as JSON)")
       ->required()
       ->check(readable_file());
-  command.add_option("-o,--output", options->output, "HTML file to write")
+  command.add_option("-o,--output", options->output, "HTML file to write (- for standard output)")
       ->capture_default_str()
       ->check(writable_file());
   return [options] { return run_memviz(*options); };

@@ -1,9 +1,12 @@
 // `cudakit top`: a live view of every GPU of the machine, read through NVML.
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -43,7 +46,12 @@ int run_top(const TopOptions& o) {
       std::cout << render_top(snapshot);
       if (!o.once) std::cout << "every " << o.interval << " s; Ctrl-C quits\n";
     }
-    std::cout.flush();
+    // A refresh nobody can read (a closed pipe, a full disk) ends the loop as a failure.
+    errno = 0;
+    if (!std::cout.flush()) {
+      throw std::runtime_error(std::string("cannot write to standard output") +
+                               (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
+    }
     if (o.once) return 0;
     std::this_thread::sleep_for(interval);
   }

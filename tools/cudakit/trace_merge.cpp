@@ -7,6 +7,8 @@
 #include <string>
 
 #include "command.hpp"
+#include "cudakit/core/detail/text_file.hpp"
+#include "cudakit/graphs/kernel_annotations.hpp"
 #include "cudakit/profiler/trace_merge.hpp"
 #include "errors.hpp"
 #include "output_file.hpp"
@@ -23,13 +25,17 @@ struct TraceMergeOptions {
 int run_trace_merge(const TraceMergeOptions& options) {
   require_distinct_files("--output", options.output, "TRACE", options.trace);
   require_distinct_files("--output", options.output, "ANNOTATIONS", options.annotations);
-  // The library's messages name the file, the event index or key at fault.
+  // Made first, so that an output that cannot be written fails before the work.
   OutputFile out(options.output);
-  const profiler::TraceMergeResult result =
-      profiler::merge_trace_annotation_files(options.trace, options.annotations, out.temp_path());
+  // The library's messages name the file, the event index or key at fault.
+  const graphs::KernelAnnotations annotations = graphs::load_kernel_annotations(options.annotations);
+  const profiler::TraceMergeResult result = profiler::merge_trace_annotations(
+      cudakit::detail::read_text_file(options.trace, "merge_trace_annotations"), annotations, options.trace);
+  out.write(result.json);
   out.commit();
-  std::cout << "wrote " << options.output << ": annotated " << result.annotated_events << " of "
-            << result.graph_node_events << " events with a graph node id\n";
+  (out.is_standard_output() ? std::cerr : std::cout)
+      << "wrote " << (out.is_standard_output() ? "standard output" : options.output) << ": annotated "
+      << result.annotated_events << " of " << result.graph_node_events << " events with a graph node id\n";
   if (result.graph_node_events > 0 && result.annotated_events == 0) {
     std::cerr << "cudakit trace merge: warning: no node id of the trace is in "
               << options.annotations << " (annotations from another capture?)\n";
@@ -49,7 +55,7 @@ std::function<int()> setup_trace(CLI::App& command) {
                     "annotations JSON: {\"<node id>\": [{...}, ...], ...}")
       ->required()
       ->check(readable_file());
-  merge->add_option("-o,--output", options->output, "merged trace to write")
+  merge->add_option("-o,--output", options->output, "merged trace to write (- for standard output)")
       ->capture_default_str()
       ->check(writable_file());
   return [options] { return run_trace_merge(*options); };

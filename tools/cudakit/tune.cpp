@@ -3,8 +3,12 @@
 // (CUDAKIT_TUNABLEOP_FILENAME). With --devices, the GPUs split the keys, one thread each.
 // A progress bar with the time left goes to stderr.
 
+#include <algorithm>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -16,6 +20,7 @@
 #include "cudakit/tunable/results_file.hpp"
 #include "cudakit/tunable/tunable.hpp"
 #include "errors.hpp"
+#include "output_file.hpp"
 
 namespace cudakit::cli {
 namespace {
@@ -39,11 +44,18 @@ void draw_progress(int done, int total, double elapsed_s) {
 
 int run_tune(const TuneOptions& o) {
   require_distinct_files("--output", o.output, "UNTUNED", o.untuned);
+  // Made first: an output that cannot be written fails before the tuning, and an interrupted
+  // tuning leaves nothing behind (Note [Writing outputs]).
+  OutputFile out(o.output);
   const tunable::UntunedFileContents contents =
-      tunable::parse_untuned_file(cudakit::detail::read_text_file(o.untuned, "cudakit tune"));
+      tunable::parse_untuned_file(cudakit::detail::read_text_file(o.untuned, "read_text_file"));
   for (const std::string& problem : contents.problems) std::cerr << o.untuned << ": " << problem << " (skipped)\n";
   if (contents.keys.empty()) throw std::runtime_error(o.untuned + " names no GEMM to tune");
   if (!is_available()) throw std::runtime_error("tuning needs a CUDA device and this machine has none");
+  if (o.devices > device_count()) {
+    throw UsageError("--devices " + std::to_string(o.devices) + " asks for more GPUs than this machine's " +
+                     std::to_string(device_count()) + " (0 takes them all)");
+  }
   tunable::TuningOptions options = tunable::options();
   options.enabled = true;
   options.tuning = true;
@@ -56,8 +68,27 @@ int run_tune(const TuneOptions& o) {
   const int tuned = tunable::mgpu_tune_gemm_in_file(o.untuned, o.devices, "", [&](int done, int total) {
     draw_progress(done, total, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   });
-  tunable::write_file(o.output, o.devices == 1 ? current_device() : 0);
-  std::cout << "tuned " << tuned << " of " << contents.keys.size() << " GEMMs; results in " << o.output << "\n";
+  const int device = o.devices == 1 ? current_device() : 0;
+  if (out.is_standard_output()) {
+    // The library writes results files only; standard output gets a copy of one.
+    const std::string temporary =
+        (std::filesystem::temp_directory_path() / ("cudakit-tune-" + std::to_string(::getpid()) + ".csv")).string();
+    tunable::write_file(temporary, device);
+    std::string text;
+    try {
+      text = cudakit::detail::read_text_file(temporary, "read_text_file");
+    } catch (...) {
+      std::filesystem::remove(temporary);
+      throw;
+    }
+    std::filesystem::remove(temporary);
+    out.write(text);
+  } else {
+    tunable::write_file(out.temp_path(), device);
+  }
+  out.commit();
+  (o.output == kStandardOutput ? std::cerr : std::cout) << "tuned " << tuned << " of " << contents.keys.size() << " GEMMs; results in "
+            << (o.output == kStandardOutput ? "standard output" : o.output) << "\n";
   return tuned == static_cast<int>(contents.keys.size()) ? 0 : 1;
 }
 
@@ -68,7 +99,7 @@ const RegisterCommand kTune(
       command.add_option("UNTUNED", options->untuned, "untuned file (OpName,ParamsSignature lines)")
           ->required()
           ->check(readable_file());
-      command.add_option("-o,--output", options->output, "results file to write")->required()->check(writable_file());
+      command.add_option("-o,--output", options->output, "results file to write (- for standard output)")->required()->check(writable_file());
       command.add_option("--devices", options->devices, "GPUs that split the work (0: all)")
           ->capture_default_str()
           ->transform(integer_in("a device count", 0, 1024));

@@ -41,7 +41,8 @@ class Error {
 };
 
 namespace detail {
-// Builds "file:line: api failed: detail" once, when the error is made.
+// Builds "api: detail" once, when the error is made; the source location is not in the message
+// (it is location(), and a debug-level log record names it).
 std::string format_error_message(std::string_view api, std::string_view detail,
                                  const std::source_location& location);
 
@@ -103,6 +104,14 @@ class InvalidArgumentError : public detail::ErrorOf<std::invalid_argument> {
  public:
   InvalidArgumentError(std::string api, std::string_view detail,
                        std::source_location location = std::source_location::current());
+};
+
+// A file could not be read or written for a reason of the system's (a full disk, no permission,
+// a read-only file): status() is the errno, and the message names the file and says why.
+class FileError : public detail::ErrorOf<std::runtime_error> {
+ public:
+  FileError(int error_number, std::string api, std::string_view detail,
+            std::source_location location = std::source_location::current());
 };
 
 // A state the call requires does not hold (event not yet recorded, capture not active, ...).

@@ -22,9 +22,11 @@ struct KernelCacheInfo {
   std::int64_t other_files = 0;  // lock files and leftovers of interrupted writes
 };
 // What the disk cache holds. Never throws for a missing folder (zero entries).
+// @throws InvalidArgumentError when the path names a file, FileError when it cannot be listed.
 [[nodiscard]] KernelCacheInfo kernel_cache_info();
 // Removes every entry, lock and leftover in the disk cache's folder (only files this cache
 // writes: *.cubin, *.lock, *.tmp.*); returns how many files went.
+// @throws as kernel_cache_info, and FileError when a file cannot be removed (all are tried).
 std::int64_t clear_kernel_cache();
 
 // What the process's kernel cache did since start.

@@ -1,10 +1,13 @@
 #pragma once
-// Replays an AllocTrace against any allocator with alloc/free/empty_cache/reset_peaks/
+// Replays an allocation trace against any allocator with alloc/free/empty_cache/reset_peaks/
 // peak_allocated/peak_reserved/device_allocations (see bench/support/alloc_workloads.hpp), so
-// `cudakit alloc-replay` and the side-by-side benchmarks time exactly the same loop.
+// `cudakit alloc-replay` and the side-by-side benchmarks time exactly the same loop: a whole
+// AllocTrace in memory, or one streamed by an AllocTraceReader a batch at a time.
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "cudakit/memory/alloc_trace.hpp"
@@ -16,6 +19,7 @@ struct ReplayResult {
   std::size_t peak_allocated = 0;
   std::size_t peak_reserved = 0;
   std::size_t device_allocations = 0;
+  std::uint64_t ops = 0;
 };
 
 // Called after each operation of a replay with its index; the default does nothing and compiles
@@ -24,38 +28,125 @@ struct NoReplayObserver {
   void operator()(std::size_t /*op_index*/) const {}
 };
 
+namespace detail {
+
+// The timed loop over `ops` (operation `first` onward of the trace); `live` holds each slot's
+// pointer. Returns the nanoseconds it took. On an exception, `*failed` is the index in `ops` of
+// the operation that threw.
+template <class Allocator, class StreamAt, class Observer>
+double replay_ops(Allocator& a, std::span<const AllocTraceOp> ops, std::vector<void*>& live,
+                  StreamAt& stream_at, Observer& observe, std::size_t first, std::size_t* failed) {
+  std::size_t i = 0;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    for (; i < ops.size(); ++i) {
+      const AllocTraceOp& op = ops[i];
+      if (op.slot >= live.size()) live.resize(static_cast<std::size_t>(op.slot) + 1, nullptr);
+      if (op.is_alloc) {
+        live[op.slot] = a.alloc(op.size, stream_at(op.stream));
+      } else {
+        a.free(live[op.slot], stream_at(op.stream));
+        live[op.slot] = nullptr;
+      }
+      observe(first + i);
+    }
+  } catch (...) {
+    *failed = i;
+    throw;
+  }
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Frees what a replay left live (at its end, or when it failed) and empties the cache, so that
+// the allocator is destroyed with nothing live and warns of nothing.
+template <class Allocator, class Stream>
+void release_live(Allocator& a, std::vector<void*>& live, const Stream& stream) noexcept {
+  for (void*& p : live) {
+    if (p != nullptr) {
+      try {
+        a.free(p, stream);
+      } catch (...) {  // a free that fails while another error is told is not worth a second
+      }
+      p = nullptr;
+    }
+  }
+  try {
+    a.empty_cache();
+  } catch (...) {
+  }
+}
+
+template <class Allocator>
+void start_replay(Allocator& a) {
+  a.empty_cache();
+  a.reset_peaks();
+}
+
+template <class Allocator>
+ReplayResult finish_replay(Allocator& a, double ns, std::uint64_t ops, std::size_t before) {
+  ReplayResult r;
+  r.ops = ops;
+  r.ns_per_op = ns / static_cast<double>(ops == 0 ? 1 : ops);
+  r.peak_allocated = a.peak_allocated();
+  r.peak_reserved = a.peak_reserved();
+  r.device_allocations = a.device_allocations() - before;
+  return r;
+}
+
+}  // namespace detail
+
 // From an empty cache; trace stream i runs on streams[i % streams.size()]. Frees whatever the
-// trace leaves live, then empties the cache again. `observe(i)` runs after operation i (the
-// benchmarks' memory-over-time plots sample the allocator's statistics there, in an untimed pass).
+// trace leaves live (also when an operation throws), then empties the cache again. `observe(i)`
+// runs after operation i (the benchmarks' memory-over-time plots sample the allocator's
+// statistics there, in an untimed pass).
 template <class Allocator, class Stream, class Observer = NoReplayObserver>
 ReplayResult replay_alloc_trace(Allocator& a, const AllocTrace& trace, const std::vector<Stream>& streams,
                                 Observer observe = {}) {
   std::vector<void*> live(trace.num_ids, nullptr);
-  a.empty_cache();
-  a.reset_peaks();
+  auto stream_at = [&](std::uint32_t stream) -> const Stream& { return streams[stream % streams.size()]; };
+  detail::start_replay(a);
   const std::size_t before = a.device_allocations();
-  const auto start = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < trace.ops.size(); ++i) {
-    const auto& op = trace.ops[i];
-    const Stream& s = streams[op.stream % streams.size()];
-    if (op.is_alloc) {
-      live[op.slot] = a.alloc(op.size, s);
-    } else {
-      a.free(live[op.slot], s);
-      live[op.slot] = nullptr;
+  std::size_t failed = 0;
+  double ns = 0;
+  try {
+    ns = detail::replay_ops(a, std::span<const AllocTraceOp>(trace.ops), live, stream_at, observe, 0, &failed);
+  } catch (...) {
+    detail::release_live(a, live, streams[0]);
+    throw;
+  }
+  ReplayResult r = detail::finish_replay(a, ns, trace.ops.size(), before);
+  detail::release_live(a, live, streams[0]);
+  return r;
+}
+
+// The same for a trace read as it is replayed, `batch` operations at a time (the reading is not
+// timed), in memory bounded by the batch and the allocations live at once. Trace stream i runs on
+// stream_for(i), which is asked for each stream as it appears. When an operation throws, the
+// trace's line of it is in `*failed_line` (where given), what is live is freed, and the
+// exception goes on.
+template <class Allocator, class StreamFor>
+ReplayResult replay_alloc_trace(Allocator& a, AllocTraceReader& reader, StreamFor stream_for,
+                                std::uint64_t* failed_line = nullptr, std::size_t batch = 1 << 16) {
+  std::vector<void*> live;
+  std::vector<AllocTraceOp> ops;
+  NoReplayObserver observe;
+  detail::start_replay(a);
+  const std::size_t before = a.device_allocations();
+  double ns = 0;
+  std::size_t done = 0;
+  std::size_t failed = SIZE_MAX;  // set only when the allocator threw, not the reader
+  try {
+    while (reader.read(ops, batch)) {
+      ns += detail::replay_ops(a, std::span<const AllocTraceOp>(ops), live, stream_for, observe, done, &failed);
+      done += ops.size();
     }
-    observe(i);
+  } catch (...) {
+    if (failed_line != nullptr) *failed_line = failed < ops.size() ? reader.line_of(failed) : 0;
+    if (reader.num_streams() > 0) detail::release_live(a, live, stream_for(0));
+    throw;
   }
-  const std::chrono::duration<double, std::nano> elapsed = std::chrono::steady_clock::now() - start;
-  ReplayResult r;
-  r.ns_per_op = elapsed.count() / static_cast<double>(trace.ops.empty() ? 1 : trace.ops.size());
-  r.peak_allocated = a.peak_allocated();
-  r.peak_reserved = a.peak_reserved();
-  r.device_allocations = a.device_allocations() - before;
-  for (void* p : live) {
-    if (p) a.free(p, streams[0]);
-  }
-  a.empty_cache();
+  ReplayResult r = detail::finish_replay(a, ns, done, before);
+  if (reader.num_streams() > 0) detail::release_live(a, live, stream_for(0));
   return r;
 }
 

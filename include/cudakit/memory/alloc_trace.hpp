@@ -1,32 +1,78 @@
 #pragma once
-// Recorded allocation traces: one line per allocation or free, in program order
-// (`op,id,size,stream`, op 'a' or 'f'), plain or gzip-compressed. Replayed by
-// `cudakit alloc-replay` and the allocator benchmarks.
+// Recorded allocation traces: one line per allocation or free, in program order, plain or
+// gzip-compressed. A trace's first line may name its columns: `op,id,size,stream` (the default,
+// also without a header) or `op,id,size,stream,thread`; every line then has exactly that many
+// fields (op 'a' or 'f'; id, size and thread non-negative integers; stream any name).
+// Replayed by `cudakit alloc-replay` and the allocator benchmarks. See Note [Reading traces] in
+// src/memory/alloc_trace.cpp for the limits.
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cudakit::memory {
 
 struct AllocTraceOp {
   bool is_alloc = true;
-  std::uint32_t slot = 0;    // dense index of the allocation id (0..num_ids-1)
+  // Dense index of the allocation while it is live; a freed allocation's slot is reused, so the
+  // slots number at most the allocations live at once.
+  std::uint32_t slot = 0;
   std::uint32_t stream = 0;  // dense index of the stream id (0..num_streams-1)
   std::uint64_t size = 0;    // bytes (for frees: the size of the allocation being freed)
+  std::uint64_t thread = 0;  // the trace's thread column (an opaque id); 0 when it has none
 };
 
 struct AllocTrace {
   std::vector<AllocTraceOp> ops;
-  std::uint32_t num_ids = 0;
+  std::uint32_t num_ids = 0;  // slots: the most allocations live at once
   std::uint32_t num_streams = 0;
   // Peak of the sum of live requested sizes over the trace.
   std::uint64_t peak_requested_bytes = 0;
 };
 
-// Parses a trace file (".gz" read through zlib). Ids and streams are renumbered densely.
-// @throws InvalidArgumentError naming the file and line for a malformed line, a free of an id
-// that is not live, or a second allocation of a live id.
+// Reads a trace a batch of operations at a time, in memory bounded by the batch, the line limit
+// and the allocations live at once, however long the trace (`cudakit alloc-replay` streams). Not
+// thread-safe. Every error is an InvalidArgumentError naming the trace and line, quoting at most
+// 200 bytes of the line; a file that cannot be opened or read is a FileError.
+class AllocTraceReader {
+ public:
+  // The longest line read, and the most distinct streams.
+  static constexpr std::size_t kMaxLineBytes = 4096;
+  static constexpr std::uint32_t kMaxStreams = 1u << 16;
+
+  // A file (".gz" or not: the content decides); `path` names it in messages.
+  explicit AllocTraceReader(const std::string& path);
+  // Text in memory; `name` names it in messages. The text must outlive the reader.
+  AllocTraceReader(std::string_view text, std::string name);
+  ~AllocTraceReader();
+  AllocTraceReader(AllocTraceReader&&) noexcept;
+  AllocTraceReader& operator=(AllocTraceReader&&) noexcept;
+
+  // Replaces `ops` with the next operations, at most `max_ops` (> 0); false when none is left,
+  // after the whole input was read and checked (a compressed one to its end and checksum).
+  bool read(std::vector<AllocTraceOp>& ops, std::size_t max_ops);
+  // The line of the last read's operation `index`.
+  [[nodiscard]] std::uint64_t line_of(std::size_t index) const;
+
+  [[nodiscard]] const std::string& name() const;
+  [[nodiscard]] std::uint64_t ops_read() const;
+  [[nodiscard]] std::uint32_t num_slots() const;
+  [[nodiscard]] std::uint32_t num_streams() const;
+  // The stream name of dense index `stream` ("s0", "7").
+  [[nodiscard]] const std::string& stream_name(std::uint32_t stream) const;
+  [[nodiscard]] std::uint64_t peak_requested_bytes() const;
+  [[nodiscard]] bool has_thread_column() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// A whole trace in memory (the benchmarks and tests replay one many times).
+// @throws as AllocTraceReader.
 [[nodiscard]] AllocTrace load_alloc_trace(const std::string& path);
 // The same from text already in memory (`name` is used in error messages).
 [[nodiscard]] AllocTrace parse_alloc_trace(const std::string& text, const std::string& name);

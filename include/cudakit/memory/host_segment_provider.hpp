@@ -36,6 +36,11 @@ class HostSegmentProvider : public SegmentProvider {
   // Calls that obtained memory (allocate_segment + map) and returned it.
   [[nodiscard]] std::size_t acquire_calls() const noexcept { return acquire_calls_.load(); }
   [[nodiscard]] std::size_t release_calls() const noexcept { return release_calls_.load(); }
+  // The errno of the last time the system refused address space or pages (mmap, mprotect: a
+  // reservation past the address space or `ulimit -v`), 0 when it never did. Such a refusal
+  // reaches the allocator as memory that cannot be provided, an OutOfMemoryError; this tells it
+  // apart from the simulated capacity running out.
+  [[nodiscard]] int system_refusal() const noexcept { return system_refusal_.load(); }
 
  private:
   bool take(std::size_t bytes);
@@ -44,6 +49,7 @@ class HostSegmentProvider : public SegmentProvider {
   std::atomic<std::size_t> in_use_{0};
   std::atomic<std::size_t> acquire_calls_{0};
   std::atomic<std::size_t> release_calls_{0};
+  std::atomic<int> system_refusal_{0};
 };
 
 // Events whose completion the test controls: record() returns a ticket per stream; a ticket is

@@ -24,8 +24,10 @@ struct TraceMergeResult {
 //         byte offset), a missing or non-array "traceEvents", the index of an event that is not
 //         an object, whose "args" is not an object, or whose "graph node id" is not an
 //         unsigned integer.
+// `source` names the trace in messages (its path).
 [[nodiscard]] TraceMergeResult merge_trace_annotations(std::string_view trace_json,
-                                                       const graphs::KernelAnnotations& annotations);
+                                                       const graphs::KernelAnnotations& annotations,
+                                                       std::string_view source = "trace");
 
 // The file form: reads TRACE and ANNOTATIONS, writes OUT.
 // @throws InvalidArgumentError whose message starts with the path of the file at fault.

@@ -31,7 +31,9 @@ struct TuningResult {
 struct ResultsFileContents {
   std::vector<Validator> validators;
   std::vector<TuningResult> results;  // in file order; a later line for the same key wins
-  std::vector<std::string> problems;  // "line 7: ..." for each line that was skipped
+  // "line 7: ..." for each line that was skipped, the first 20 of them, then "N more lines with
+  // problems"; each quotes at most a few hundred bytes of its line.
+  std::vector<std::string> problems;
 };
 
 // Parses a results file's text. Lines may end in \r\n; empty lines are ignored. A field past the
@@ -56,9 +58,10 @@ struct ValidatorMismatch {
 
 struct UntunedFileContents {
   std::vector<GemmKey> keys;  // each key once, in first-seen order
-  std::vector<std::string> problems;
+  std::vector<std::string> problems;  // as ResultsFileContents's
 };
 // Parses an untuned file: OpName,ParamsSignature lines (further fields ignored).
+// @throws InvalidArgumentError for a results file (one with Validator lines).
 [[nodiscard]] UntunedFileContents parse_untuned_file(std::string_view text);
 // "OpName,ParamsSignature" for an untuned file, without the newline.
 [[nodiscard]] std::string format_untuned_line(const GemmKey& key);

@@ -60,10 +60,17 @@ class KernelStore {
   // @throws NvrtcError, StateError (no NVRTC); the disk never makes it throw.
   std::shared_ptr<const CompiledModule> get(const std::string& source, int arch,
                                             KernelOrigin* origin = nullptr);
+  // The function `name` of get(source, arch)'s module, loaded on `device`. A module from the disk
+  // cache that the driver refuses (an entry intact to its checksum but no image this driver loads:
+  // CUDA_ERROR_INVALID_IMAGE and its kin) is compiled again, its entry replaced, with one warning.
+  // @throws as get, and CudaError for a load that fails otherwise.
+  CUfunction function(const std::string& source, int arch, int device, const char* name);
   [[nodiscard]] KernelCacheStatistics statistics() const;
 
  private:
-  std::shared_ptr<const CompiledModule> produce(const std::string& source, int arch);
+  std::shared_ptr<const CompiledModule> get_or_produce(const std::string& source, int arch, KernelOrigin* origin,
+                                                      bool read_disk);
+  std::shared_ptr<const CompiledModule> produce(const std::string& source, int arch, bool read_disk);
   void warn_once(std::atomic<bool>& flag, const std::string& message);
 
   PathSource disk_path_;
@@ -71,7 +78,7 @@ class KernelStore {
   std::unordered_map<std::string, std::shared_future<std::shared_ptr<const CompiledModule>>> modules_;
   std::atomic<std::int64_t> memory_hits_{0}, disk_hits_{0}, compiles_{0}, corrupt_entries_{0},
       write_failures_{0};
-  std::atomic<bool> warned_unwritable_{false}, warned_unlocked_{false};
+  std::atomic<bool> warned_unwritable_{false}, warned_unlocked_{false}, warned_unloadable_{false};
 };
 
 // The store the jiterator's functions use, over kernel_cache_path().
