@@ -91,11 +91,19 @@ struct ShardCache {
   StreamKey stream = 0;
   Shard* shard = nullptr;
 };
-// initial-exec: reached at a fixed offset from the thread pointer. The default model for a shared
-// library calls __tls_get_addr on every allocation (a few percent of an operation's instructions
-// replaying serve_kv: notes/figures.md). It takes 40 bytes of the static TLS that glibc keeps
-// spare for libraries loaded with dlopen, as allocators such as jemalloc do.
-[[gnu::tls_model("initial-exec")]] thread_local ShardCache t_shard_cache;
+// A thread's last shards, one slot per stream hash: a thread that allocates on several streams in
+// turn (a replay of a multi-stream trace, a worker feeding two streams) finds each shard again
+// without the pool's locks. initial-exec: reached at a fixed offset from the thread pointer. The
+// default model for a shared library calls __tls_get_addr on every allocation (a few percent of
+// an operation's instructions replaying serve_kv: notes/figures.md). It takes 192 bytes of the
+// static TLS that glibc keeps spare for libraries loaded with dlopen (512 by default), as
+// allocators such as jemalloc do.
+constexpr std::size_t kShardCacheSlots = 4;
+[[gnu::tls_model("initial-exec")]] thread_local std::array<ShardCache, kShardCacheSlots> t_shard_cache;
+
+std::size_t shard_cache_slot(StreamKey stream) {
+  return static_cast<std::size_t>((static_cast<std::uint64_t>(stream) * 0x9E3779B97F4A7C15ull) >> 62);
+}
 
 // The allocator's state and its policy. In this file's anonymous namespace, so that its
 // functions are local: GCC sees every call of them and inlines the fast path as it needs (See
@@ -205,7 +213,7 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
   }
 
   Shard* shard_for(PoolId pool_id, StreamKey stream) {
-    ShardCache& c = t_shard_cache;
+    ShardCache& c = t_shard_cache[shard_cache_slot(stream)];
     const std::uint64_t gen = generation.load(std::memory_order_acquire);
     if (c.instance == instance && c.generation == gen && c.stream == stream && c.pool == pool_id) {
       return c.shard;
