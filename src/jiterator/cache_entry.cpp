@@ -83,6 +83,39 @@ std::string encode_cache_entry(std::string_view key, std::string_view cubin) {
   return out;
 }
 
+// Why `cubin` cannot be handed to the driver, or empty when it can: cuModuleLoadData takes no
+// size, so an ELF whose headers or sections point past its bytes would be read past them (a
+// truncated cubin, or noise behind an ELF header, crashed the process in the driver on a lent
+// H200). Checked: the ELF64 magic and class, the program and section header tables, and every
+// section that occupies file bytes, all inside the image.
+namespace {
+std::string unloadable_cubin(std::string_view cubin) {
+  constexpr std::size_t kHeader = 64;  // sizeof(Elf64_Ehdr)
+  if (cubin.size() < kHeader || cubin.substr(0, 4) != "\x7f" "ELF" || cubin[4] != 2 || cubin[5] != 1) {
+    return "the image is not a little-endian ELF64 file";
+  }
+  const auto field = [&](std::size_t offset, int bytes) { return get(cubin, offset, bytes); };
+  const auto fits = [&](std::uint64_t offset, std::uint64_t count, std::uint64_t each) {
+    return each == 0 || (count <= cubin.size() / each && offset <= cubin.size() - count * each);
+  };
+  const std::uint64_t phoff = field(0x20, 8), shoff = field(0x28, 8);
+  const std::uint64_t phentsize = field(0x36, 2), phnum = field(0x38, 2);
+  const std::uint64_t shentsize = field(0x3a, 2), shnum = field(0x3c, 2);
+  if (!fits(phoff, phnum, phentsize)) return concat("its program headers lie past its ", cubin.size(), " bytes");
+  if (!fits(shoff, shnum, shentsize)) return concat("its section headers lie past its ", cubin.size(), " bytes");
+  if (shnum != 0 && shentsize < 64) return concat("section headers of ", shentsize, " bytes");
+  for (std::uint64_t i = 0; i < shnum; ++i) {
+    const std::uint64_t at = shoff + i * shentsize;
+    constexpr std::uint64_t kNoBits = 8;  // SHT_NOBITS: occupies no file bytes
+    if (field(at + 4, 4) == kNoBits) continue;
+    if (!fits(field(at + 0x18, 8), field(at + 0x20, 8), 1)) {
+      return concat("section ", i, " lies past its ", cubin.size(), " bytes");
+    }
+  }
+  return {};
+}
+}  // namespace
+
 std::optional<CacheEntry> decode_cache_entry(std::string_view bytes, std::string* why) {
   const auto refuse = [why](std::string reason) -> std::optional<CacheEntry> {
     if (why != nullptr) *why = std::move(reason);
@@ -103,6 +136,7 @@ std::optional<CacheEntry> decode_cache_entry(std::string_view bytes, std::string
   entry.key = bytes.substr(kCacheEntryHeaderBytes, key_bytes);
   entry.cubin = bytes.substr(kCacheEntryHeaderBytes + key_bytes);
   if (checksum(entry.key, entry.cubin) != get(bytes, 24, 8)) return refuse("checksum mismatch (the entry is damaged)");
+  if (std::string bad = unloadable_cubin(entry.cubin); !bad.empty()) return refuse("a cubin the driver cannot load: " + bad);
   return entry;
 }
 

@@ -73,13 +73,23 @@ class WarningLog {
   std::vector<std::string> messages_;
 };
 
+// The 64-byte header of a little-endian ELF64 file with no sections, fields set by `set`.
+std::string elf_header() {
+  std::string e(64, '\0');
+  e.replace(0, 7, "\x7f" "ELF\x02\x01\x01");
+  return e;
+}
+void set_field(std::string& e, std::size_t offset, std::uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) e[offset + i] = static_cast<char>((value >> (8 * i)) & 0xff);
+}
+
 TEST(KernelCacheEntry, RoundTripsAndRefusesDamage) {
-  const std::string bytes = encode_cache_entry("the key", std::string("\x7f" "ELF\0cubin", 9));
+  const std::string bytes = encode_cache_entry("the key", elf_header());
   std::string why;
   const auto entry = decode_cache_entry(bytes, &why);
   ASSERT_TRUE(entry) << why;
   EXPECT_EQ(entry->key, "the key");
-  EXPECT_EQ(entry->cubin, std::string("\x7f" "ELF\0cubin", 9));
+  EXPECT_EQ(entry->cubin, elf_header());
 
   EXPECT_FALSE(decode_cache_entry(bytes.substr(0, bytes.size() - 1), &why));
   EXPECT_NE(why.find("sizes disagree with the length"), std::string::npos) << why;
@@ -97,6 +107,35 @@ TEST(KernelCacheEntry, RoundTripsAndRefusesDamage) {
   version[8] = 9;
   EXPECT_FALSE(decode_cache_entry(version, &why));
   EXPECT_NE(why.find("format version 9, expected " + std::to_string(kCacheEntryVersion)), std::string::npos) << why;
+}
+
+// cuModuleLoadData takes no size: an image whose headers or sections point past its bytes is
+// refused before the driver reads past them, as is one that is no ELF64 file at all.
+TEST(KernelCacheEntry, RefusesCubinsTheDriverWouldReadPast) {
+  std::string why;
+  const auto refused = [&](const std::string& cubin, const char* reason) {
+    EXPECT_FALSE(decode_cache_entry(encode_cache_entry("k", cubin), &why)) << reason;
+    EXPECT_NE(why.find(reason), std::string::npos) << why;
+  };
+  refused("not an elf file at all, but its checksum is right", "not a little-endian ELF64 file");
+  std::string truncated = elf_header();  // three section headers promised, none present
+  set_field(truncated, 0x28, 64, 8);
+  set_field(truncated, 0x3a, 64, 2);
+  set_field(truncated, 0x3c, 3, 2);
+  refused(truncated, "section headers lie past its 64 bytes");
+  std::string noise = elf_header() + std::string(200, '\x5a');  // an ELF header over noise
+  noise.replace(16, 48, std::string(48, '\x5a'));
+  refused(noise, "lie past");
+  std::string section = elf_header() + std::string(64, '\0');  // one section, its bytes past the end
+  set_field(section, 0x28, 64, 8);
+  set_field(section, 0x3a, 64, 2);
+  set_field(section, 0x3c, 1, 2);
+  set_field(section, 64 + 4, 1, 4);          // SHT_PROGBITS
+  set_field(section, 64 + 0x18, 100, 8);     // sh_offset
+  set_field(section, 64 + 0x20, 1000, 8);    // sh_size
+  refused(section, "section 0 lies past its 128 bytes");
+  set_field(section, 64 + 0x20, 28, 8);      // inside: loadable as far as the bounds go
+  EXPECT_TRUE(decode_cache_entry(encode_cache_entry("k", section), &why)) << why;
 }
 
 TEST(KernelCache, HitsInMemoryThenOnDiskInAFreshStore) {
