@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from . import _cudakit
 
-__all__ = ["matmul", "linear", "route_torch", "routed_calls"]
+__all__ = ["matmul", "prepare", "linear", "route_torch", "routed_calls"]
 
 # GemmDType's, Epilogue's and GemmOp's codes (cudakit/tunable/gemm_key.hpp).
 _DTYPE_CODES = {"float32": 0, "float16": 1, "bfloat16": 2, "float64": 3, "float8_e4m3fn": 4, "float8_e5m2": 5}
@@ -139,6 +139,28 @@ def matmul(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_
     if type(a).__name__ == "Array" and type(b).__name__ == "Array" and bias is None and activation is None \
             and scale_a is None and out is None and out_dtype is None:
         return _cudakit._matmul(a, b)
+    out, args = _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out)
+    if args is not None:
+        _cudakit._gemm(*args)
+    # The operands and the output must outlive the queued GEMM: the caller holds them; a copy made
+    # here (a contiguous version of a strided operand) belongs to the library's stream-ordered
+    # allocator, which keeps it valid for the work already queued on its stream.
+    return out
+
+
+def prepare(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_dtype=None, out=None):
+    """The product ``matmul`` would make, checked and laid out once: returns ``(out, run)``, where
+    each ``run()`` queues it again on the same buffers and stream (a loop's, a benchmark's), at the
+    cost of one bound call. The operands must stay alive and in place while ``run`` is used."""
+    out, args = _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out)
+    gemm = _cudakit._gemm
+    if args is None:
+        return out, lambda: None
+    return out, lambda: gemm(*args)
+
+
+def _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out):
+    """(out, the arguments of _cudakit._gemm) for a @ b, or (out, None) when there is nothing to compute."""
     _check_inputs(a, b, "cudakit.matmul")
     ab = _dtype_name(a.dtype)
     if _dtype_name(b.dtype) != ab:
@@ -160,15 +182,14 @@ def matmul(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_
         raise ValueError(f"cudakit.matmul: operands on different devices (cuda:{device}, cuda:{_device_of(b)})")
 
     # [b, m, k] x [k, n] with a row-major `a` is one [b*m, k] x [k, n] product.
-    lead = ()
+    lead = ()  # the [b, m] of a folded product's output
     if a.ndim == 3 and b.ndim == 2:
-        lead = (a.shape[0],)
-        a2 = a.reshape(a.shape[0] * a.shape[1], a.shape[2]) if _is_torch(a) else a.reshape(
-            [a.shape[0] * a.shape[1], a.shape[2]])
-        a = a2
+        lead = (a.shape[0], a.shape[1])
+        flat = [a.shape[0] * a.shape[1], a.shape[2]]
+        a = a.reshape(*flat) if _is_torch(a) else a.reshape(flat)
     batch = a.shape[0] if a.ndim == 3 else 1
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
-    out_shape = (*lead, M, N) if lead else ((batch, M, N) if a.ndim == 3 else (M, N))
+    out_shape = (*lead, N) if lead else ((batch, M, N) if a.ndim == 3 else (M, N))
     if out is None:
         out = _empty_like_lib(a, out_shape, out_name, device)
         ldc, stride_c = N, M * N
@@ -178,13 +199,15 @@ def matmul(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_
                              f"expected {out_shape} {out_name}")
         if out.stride()[-1] != 1 and N > 1:
             raise ValueError(f"cudakit.matmul: out must have unit stride in its last dim (strides {out.stride()})")
-        ldc = out.stride()[-2] if M > 1 else N
-        stride_c = out.stride()[0] if out.ndim == 3 else M * N
+        ldc = out.stride()[-2] if out.shape[-2] > 1 else N
+        if lead and lead[0] > 1 and out.stride()[0] != lead[1] * ldc:
+            raise ValueError(f"cudakit.matmul: out (strides {out.stride()}) must hold its [b, m] rows evenly apart")
+        stride_c = out.stride()[0] if out.ndim == 3 and not lead else M * N
     if M == 0 or N == 0:
-        return out
+        return out, None
     if K == 0:
         out.zero_()
-        return out
+        return out, None
     # cuBLAS's A is our b, its B our a: out^T (N x M) = b^T (N x K) a^T (K x M).
     opa, opb = _operand(b), _operand(a)
     has_bias = bias is not None
@@ -204,16 +227,12 @@ def matmul(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_
         op = _EPILOGUE
     else:
         op = _BATCHED if batch > 1 else _GEMM
-    _cudakit._gemm(
+    return out, (
         op, opa.trans, opb.trans, N, M, K, opa.ptr, opa.ld, opb.ptr, opb.ld, out.data_ptr(), ldc,
         _DTYPE_CODES[ab], _DTYPE_CODES[out_name], batch, opa.batch_stride, opb.batch_stride,
         stride_c if batch > 1 else 0, 1.0, 0.0, bias.data_ptr() if has_bias else 0,
         _EPILOGUES[(has_bias, activation)], scale_a.data_ptr() if fp8 else 0, scale_b.data_ptr() if fp8 else 0,
         _stream_of(a, device), device, ab == "float32" and _tf32_for(a))
-    # The operands and the output must outlive the queued GEMM: the caller holds them; copies made
-    # here (a contiguous version of a strided operand) belong to the library's stream-ordered
-    # allocator, which keeps them valid for work already queued on the allocating stream.
-    return out
 
 
 def linear(x, weight, bias=None, *, activation=None):
