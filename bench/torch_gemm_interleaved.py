@@ -35,6 +35,7 @@ import torch
 
 import cudakit
 from cudakit.matmul import prepare, route_torch, routed_calls
+from tunable_table import interleaved_table  # bench/ is the script's folder, first on sys.path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
@@ -151,26 +152,6 @@ def bench_shape(shape, args):
     return row
 
 
-def table(rows):
-    print(f"| {'shape':32} | torch | torch TunableOp | cudakit default | cudakit tuned | default/torch | "
-          f"tuned/torch | tuned/best torch |")
-    print("|" + "---|" * 8)
-    fmt = lambda x, s=".1f": format(x, s) if isinstance(x, (int, float)) else "-"  # noqa: E731
-    logs = {"tuned_vs_torch": [], "default_vs_torch": [], "tuned_vs_best_torch": []}
-    for r in rows:
-        for k in logs:
-            logs[k].append(math.log(r[k]))
-        print(f"| {r['shape']:32} | {fmt(r['torch_tflops'])} | {fmt(r.get('torch_tunableop_tflops'))} | "
-              f"{fmt(r['default_tflops'])} | {fmt(r['tuned_tflops'])} | {r['default_vs_torch']:.3f} | "
-              f"{r['tuned_vs_torch']:.3f} | {r['tuned_vs_best_torch']:.3f} |")
-    if rows:
-        geo = {k: math.exp(sum(v) / len(v)) for k, v in logs.items()}
-        print(f"\ngeomean over {len(rows)} shapes: tuned/torch.matmul {geo['tuned_vs_torch']:.3f} (target >= 1.05), "
-              f"default/torch {geo['default_vs_torch']:.3f}; worst default/torch "
-              f"{min(r['default_vs_torch'] for r in rows):.3f} (target >= 0.99), worst tuned/best torch "
-              f"{min(r['tuned_vs_best_torch'] for r in rows):.3f} (target >= 0.99)")
-
-
 def bench_model(args):
     """A transformers model's forward, plain and routed through cudakit, interleaved."""
     import transformers
@@ -259,7 +240,7 @@ def main():
         if sink:
             sink.write(json.dumps(row) + "\n")
     print()
-    table(rows)
+    interleaved_table(rows)
     return 0
 
 

@@ -326,3 +326,11 @@ def route_torch():
     mode = _make_mode()()
     with mode:
         yield mode
+
+
+# `cudakit.matmul` is the function (the package re-exports it over this module's name); the
+# module's other names stay reachable from it: cudakit.matmul.prepare, .linear, .route_torch.
+matmul.prepare = prepare
+matmul.linear = linear
+matmul.route_torch = route_torch
+matmul.routed_calls = routed_calls

@@ -30,8 +30,9 @@ namespace cudakit::tunable {
 //    candidate gets right), several copies of A, B and C cycled through so that together they
 //    exceed the L2 cache twice (ROTATING_BUFFER_SIZE to choose another size): each run reads its
 //    inputs from HBM, as in a model where other layers' data has evicted them.
-// 2. Candidates: Default; every algorithm cuBLASLt's heuristic returns when asked for 128;
-//    enumerated ones beyond (Note [Enumerating algorithms]); cudakit's decode-size kernels where
+// 2. Candidates: Default; every algorithm cuBLASLt's heuristic returns when asked for 128; the
+//    other cluster shapes and swizzle of its first ones (Note [Neighbours of the heuristic's
+//    choices]); enumerated ones beyond (Note [Enumerating algorithms]); cudakit's decode-size kernels where
 //    they apply (detail::gemv_candidates: Gemv_k1-k8, GemvStream_r4/r8, GemvMma_r16/r32, each at
 //    1, 2 and 4 splits).
 // 3. Each runs once on the first copy; one that throws, or whose output is outside the
@@ -223,6 +224,12 @@ TuningReport tune(const GemmKey& key, OptionalStream stream_arg) {
       const bool first = known.empty() && !plans[0].algo;
       known.push_back(algo.config);
       if (add_lt(algo) && first) first_heuristic = solutions.size() - 1;
+    }
+    const std::vector<LtAlgoConfig> seeds = known;  // the heuristic's, best first
+    for (const detail::LtAlgo& algo :
+         detail::neighbour_algos(descriptors, seeds, known, options.max_neighbour_candidates)) {
+      known.push_back(algo.config);
+      (void)add_lt(algo);
     }
     for (const detail::LtAlgo& algo : detail::enumerated_algos(descriptors, known, options.max_enumerated_candidates)) {
       (void)add_lt(algo);

@@ -59,6 +59,11 @@ struct LtAlgo {
 // waves first. See Note [Enumerating algorithms].
 [[nodiscard]] std::vector<LtAlgo> enumerated_algos(const LtDescriptors& d, const std::vector<LtAlgoConfig>& known,
                                                    int max_count);
+// Configurations next to the first `seeds` (the heuristic's best): other cluster shapes and the
+// other swizzle, each passing cublasLtMatmulAlgoCheck, none in `known`; at most `max_count`, in
+// seed order. See Note [Neighbours of the heuristic's choices].
+[[nodiscard]] std::vector<LtAlgo> neighbour_algos(const LtDescriptors& d, const std::vector<LtAlgoConfig>& seeds,
+                                                  const std::vector<LtAlgoConfig>& known, int max_count);
 // The algorithm a configuration names, when cublasLtMatmulAlgoCheck accepts it here.
 [[nodiscard]] std::optional<LtAlgo> algo_from_config(const LtDescriptors& d, const LtAlgoConfig& config);
 
