@@ -11,6 +11,8 @@ rotated order):
   ck_tuned         the same with TunableOp enabled and tuned (tuned before the rounds)
   cublas_gemmex    cublasGemmEx as torch's cuBLAS path calls it (16-bit and float32 types)
   cublas_strided   cublasGemmStridedBatchedEx with a batch of one (cudakit's Default call)
+  ck_default_ckmem, cublas_gemmex_ckmem: ck_default and cublas_gemmex on copies of the operands in
+                   cudakit's allocator's memory (expandable segments) instead of torch's (cudaMalloc)
   lt_1m_a256       cuBLASLt's first heuristic result asked as torch asks it (1 MiB workspace,
                    alignment up to 256 bytes from the pointers)
   lt_32m_a256      the same with a 32 MiB workspace
@@ -72,6 +74,9 @@ class Probe:
              ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_int,
              ctypes.c_char_p, ctypes.c_int]
         self.lib.probe_results.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        self.lib.probe_cudakit_copy.argtypes = [ctypes.c_void_p, LL]
+        self.lib.probe_cudakit_copy.restype = ctypes.c_void_p
+        self.lib.probe_cudakit_free.argtypes = [ctypes.c_void_p]
         self.lib.probe_log.argtypes = [ctypes.c_char_p]
         self.lib.probe_results_file.argtypes = [ctypes.c_char_p, ctypes.c_int]
         self.lib.probe_log_mark.argtypes = [ctypes.c_char_p]
@@ -166,6 +171,29 @@ def variants(probe, case):
 
     out["ck_default"] = ck(0)
     out["ck_tuned"] = ck(1)
+
+    # The same operands copied into cudakit's allocator's memory (expandable segments: VMM), where
+    # tunable_bench keeps its own; torch's tensors come from cudaMalloc.
+    def nbytes(t):
+        return (t.untyped_storage().nbytes())
+    ckA = probe.lib.probe_cudakit_copy(case.b.untyped_storage().data_ptr(), nbytes(case.b))
+    ckB = probe.lib.probe_cudakit_copy(case.a.untyped_storage().data_ptr(), nbytes(case.a))
+    ckC = probe.lib.probe_cudakit_copy(case.out.untyped_storage().data_ptr(), nbytes(case.out))
+    case.ck_buffers = [ckA, ckB, ckC]
+    if ckA and ckB and ckC:
+        def ck_mem(iters):
+            rc = probe.lib.probe_cudakit(0, *h[:1], *h[1:3], *h[3:], ckA, ckB, ckC, sa, sb, stream, iters,
+                                         ctypes.byref(ms), probe.err, 4096)
+            probe._check(rc, "cudakit default on cudakit memory")
+            return ms.value
+        out["ck_default_ckmem"] = ck_mem
+        if not case.fp8:
+            def cb_mem(iters):
+                rc = probe.lib.probe_cublas(0, *h[:1], *h[1:3], *h[3:], ckA, ckB, ckC, stream, iters,
+                                            ctypes.byref(ms), probe.err, 4096)
+                probe._check(rc, "cublas on cudakit memory")
+                return ms.value
+            out["cublas_gemmex_ckmem"] = cb_mem
     if not case.fp8:
         def cb(strided):
             def run(iters):
@@ -371,6 +399,7 @@ def main():
             results.append({"shape": shape, "skipped": "budget"})
             continue
         rec = {"shape": shape}
+        case = None
         try:
             case = Case(shape)
             fns, descs, lt = variants(probe, case)
@@ -426,6 +455,9 @@ def main():
         except Exception as e:  # noqa: BLE001
             rec["error"] = repr(e)[:1000]
             log(shape["name"], "failed:", e)
+        for p in getattr(case, "ck_buffers", []):
+            if p:
+                probe.lib.probe_cudakit_free(p)
         results.append(rec)
         with open(os.path.join(args.out, "gemm_compare.json"), "w") as f:
             json.dump({"environment": environment(), "results": results}, f, indent=1)

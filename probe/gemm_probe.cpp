@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cudakit/core/stream_ref.hpp"
+#include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/tunable/gemm.hpp"
 #include "cudakit/tunable/tunable.hpp"
 
@@ -286,6 +287,27 @@ int probe_lt(int dtype, char transa, char transb, long long m, long long n, long
     return -1;
   }
   return rc;
+}
+
+// A copy of `bytes` at `src` in memory from cudakit's caching allocator (expandable segments by
+// default: cuMemCreate/cuMemMap, where torch's default is cudaMalloc), so that the same GEMM can
+// be timed on the two kinds of memory. Null when the allocation fails.
+void* probe_cudakit_copy(const void* src, long long bytes) {
+  try {
+    void* p = cudakit::memory::allocate(static_cast<std::size_t>(bytes));
+    cudaMemcpy(p, src, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice);
+    return p;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "probe_cudakit_copy: %s\n", e.what());
+    return nullptr;
+  }
+}
+
+void probe_cudakit_free(void* p) {
+  try {
+    cudakit::memory::deallocate(p);
+  } catch (const std::exception&) {
+  }
 }
 
 // TunableOp's results of the current device, one "key -> solution,time" a line, into `out`.
