@@ -130,6 +130,10 @@ GemmArgs args_for(const GemmKey& key, const Operands& o, std::size_t copy, void*
 // synchronizations and leads the events do not count).
 constexpr double kLeadRunBelowMs = 1.0;
 
+// Default's back-to-back runs before the rounds (Note [Rounds under sustained load]): long enough
+// for the clock to leave its burst state, a few percent of a shape's tuning budget.
+constexpr double kPreheatMs = 50.0;
+
 // Times the plans with CUDA events; a sample runs `repetitions` times, each on the next copy,
 // behind a lead run (Note [A lead run before each sample]).
 class EventTimer final : public CandidateTimer {
@@ -138,26 +142,47 @@ class EventTimer final : public CandidateTimer {
       : plans_(plans), key_(key), operands_(operands), stream_(stream), last_ms_(plans.size(), 0) {}
 
   double time_ms(std::size_t candidate, int repetitions) override {
-    try {
-      if (operands_.flush_bytes) {
-        memset_async(operands_.flush.get(), flushes_++ & 0xff, operands_.flush_bytes, stream_);
+    return time_round({{candidate, repetitions}}).front();
+  }
+
+  // Every sample queued before the host waits: the device works from the first to the last
+  // (Note [Rounds under sustained load]); one pair of events a sample, read at the end.
+  std::vector<double> time_round(const std::vector<SampleRequest>& samples) override {
+    while (events_.size() < 2 * samples.size()) events_.emplace_back(EventFlags{.enable_timing = true});
+    std::vector<double> times(samples.size(), std::nan(""));
+    std::vector<bool> queued(samples.size(), false);
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const std::size_t candidate = samples[i].candidate;
+      try {
+        if (operands_.flush_bytes) {
+          memset_async(operands_.flush.get(), flushes_++ & 0xff, operands_.flush_bytes, stream_);
+        }
+        const auto run_on_next_copy = [&] {
+          detail::run_plan(plans_[candidate], args_for(key_, operands_, next_++ % operands_.a.size(), nullptr),
+                           stream_);
+        };
+        // The first sample of a candidate (its warm-up) has no estimate yet and no lead.
+        if (last_ms_[candidate] > 0 && last_ms_[candidate] < kLeadRunBelowMs) run_on_next_copy();
+        events_[2 * i].record(stream_);
+        for (int r = 0; r < samples[i].repetitions; ++r) run_on_next_copy();
+        events_[2 * i + 1].record(stream_);
+        queued[i] = true;
+      } catch (const Error& e) {
+        CUDAKIT_LOG(debug, "TunableOp: ", plans_[candidate].solution.name(), " failed: ", e.what());
       }
-      const auto run_on_next_copy = [&] {
-        detail::run_plan(plans_[candidate], args_for(key_, operands_, next_++ % operands_.a.size(), nullptr), stream_);
-      };
-      // The first sample of a candidate (its warm-up) has no estimate yet and no lead.
-      if (last_ms_[candidate] > 0 && last_ms_[candidate] < kLeadRunBelowMs) run_on_next_copy();
-      start_.record(stream_);
-      for (int i = 0; i < repetitions; ++i) run_on_next_copy();
-      stop_.record(stream_);
-      stop_.synchronize();
-      const double per_run = static_cast<double>(start_.elapsed_time(stop_)) / repetitions;
-      last_ms_[candidate] = per_run;
-      return per_run;
-    } catch (const Error& e) {
-      CUDAKIT_LOG(debug, "TunableOp: ", plans_[candidate].solution.name(), " failed: ", e.what());
-      return std::nan("");
     }
+    try {
+      CUDAKIT_CHECK_CUDA(cudaStreamSynchronize(stream_.handle()));
+      for (std::size_t i = 0; i < samples.size(); ++i) {
+        if (!queued[i]) continue;
+        times[i] = static_cast<double>(events_[2 * i].elapsed_time(events_[2 * i + 1])) / samples[i].repetitions;
+        last_ms_[samples[i].candidate] = times[i];
+      }
+    } catch (const Error& e) {
+      CUDAKIT_LOG(debug, "TunableOp: a round failed: ", e.what());
+      std::fill(times.begin(), times.end(), std::nan(""));
+    }
+    return times;
   }
 
  private:
@@ -165,8 +190,7 @@ class EventTimer final : public CandidateTimer {
   const GemmKey& key_;
   const Operands& operands_;
   StreamRef stream_;
-  Event start_{EventFlags{.enable_timing = true}};
-  Event stop_{EventFlags{.enable_timing = true}};
+  std::vector<Event> events_;  // two a sample of the round being timed
   std::size_t next_ = 0;
   int flushes_ = 0;
   std::vector<double> last_ms_;  // per candidate, its last sample's time per run (0: none yet)
@@ -279,6 +303,7 @@ TuningReport tune(const GemmKey& key, OptionalStream stream_arg) {
   budget.max_iterations = options.max_tuning_iterations;
   budget.max_warmup_duration_ms = options.max_warmup_duration_ms;
   budget.max_warmup_iterations = options.max_warmup_iterations;
+  budget.preheat_ms = kPreheatMs;
   // The events' time is below the wall time (launches, synchronizations and the lead runs of
   // Note [A lead run before each sample]): leave half of what remains for them.
   budget.max_total_ms = std::max(1.0, (options.max_shape_tuning_ms - ms_since(start)) / 2.0);
