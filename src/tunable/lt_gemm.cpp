@@ -234,7 +234,7 @@ void LtDescriptors::set_pointers(const void* bias, const float* scale_a, const f
 // operands the heuristic ranked a smaller set of kernels. The key's class now goes up to 256
 // (alignment_class), and a solution found for it is only reused for pointers at least as aligned:
 // the class is part of the key.
-std::vector<LtAlgo> heuristic_algos(const LtDescriptors& d, int count) {
+std::vector<LtAlgo> heuristic_algos(const LtDescriptors& d, int count, std::optional<std::size_t> workspace_limit) {
   cublasLtMatmulPreference_t preference = nullptr;
   check_cublaslt(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
   std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(count));
@@ -245,7 +245,7 @@ std::vector<LtAlgo> heuristic_algos(const LtDescriptors& d, int count) {
       status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &value, sizeof(value));
     }
   };
-  const std::uint64_t workspace = d.key().workspace_bytes;
+  const std::uint64_t workspace = std::min(d.key().workspace_bytes, workspace_limit.value_or(d.key().workspace_bytes));
   const std::uint32_t alignment = static_cast<std::uint32_t>(d.key().alignment);
   set_preference(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace);
   set_preference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment);

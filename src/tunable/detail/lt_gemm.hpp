@@ -51,8 +51,10 @@ struct LtAlgo {
   LtAlgoConfig config;
 };
 
-// Up to `count` algorithms of cuBLASLt's heuristic, best first, each with its configuration.
-[[nodiscard]] std::vector<LtAlgo> heuristic_algos(const LtDescriptors& d, int count);
+// Up to `count` algorithms of cuBLASLt's heuristic, best first, each with its configuration; the
+// heuristic is offered the key's workspace, or `workspace_limit` bytes when that is smaller.
+[[nodiscard]] std::vector<LtAlgo> heuristic_algos(const LtDescriptors& d, int count,
+                                                  std::optional<std::size_t> workspace_limit = std::nullopt);
 // Algorithms from cublasLtMatmulAlgoGetIds with tiles, stages, split-K, reduction schemes and
 // swizzles from their capabilities, each passing cublasLtMatmulAlgoCheck and within the key's
 // workspace, none equal to one in `known`; at most `max_count`, the ones with the most even
