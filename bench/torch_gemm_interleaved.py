@@ -10,8 +10,10 @@ same for all of them:
   torch_tunableop   the same with torch's TunableOp enabled (--torch-tunableop; tuned first)
   default           cudakit's GEMM with its TunableOp off (cuBLAS's default as cudakit calls it)
   tuned             cudakit's GEMM with its TunableOp on (tuned first)
-A sample is `iters` back-to-back calls between two CUDA events (~--sample-ms), over rotating
-operand copies that together exceed twice the L2 cache. Prints one JSON line a shape
+A sample is replays of a CUDA graph of 16 products (torch's graph for torch, cudakit's for cudakit;
+--no-graph: calls issued from the host) between two CUDA events, ~--sample-ms long, over rotating
+operand copies that together exceed twice the L2 cache; every variant's samples run back to back
+in the same rounds, so the GPU is in the same (sustained) power state for all of them. Prints one JSON line a shape
 ({"bench": "gemm_interleaved", ...}, read by bench/tunable_table.py) and a table with tuned/torch,
 default/torch, tuned over the better of torch's two, and their geometric means.
 
@@ -66,9 +68,14 @@ def operands(shape, copies):
 
 
 class Variants:
-    """The timed callables of one shape: name -> fn() queuing one product on a rotating copy."""
+    """One shape's operands and, per variant, a callable that queues `calls` products on the
+    rotating copies: a CUDA graph replay (torch's graph for torch, cudakit's for cudakit: the host's
+    issue time is not timed, as bench/tunable_bench.cpp and torch_tunable_bench.py time), or, where
+    capture fails or --no-graph, the calls issued from the host."""
 
-    def __init__(self, shape, torch_tunableop):
+    CALLS = 16  # products a graph holds
+
+    def __init__(self, shape, args):
         M, N, K, batch = shape["M"], shape["N"], shape["K"], shape["batch"]
         self.fp8 = shape["dtype"] == "float8_e4m3"
         size = DTYPES[shape["dtype"]].itemsize
@@ -80,30 +87,85 @@ class Variants:
         self.flops = 2.0 * M * N * K * batch
         self.scale_a = torch.ones((), device="cuda")
         self.scale_b = torch.ones((), device="cuda")
-        kw = dict(scale_a=self.scale_a, scale_b=self.scale_b, out_dtype=torch.bfloat16) if self.fp8 else {}
-        self.ck_runs = [prepare(a, b, **kw)[1] for a, b in self.pairs]
-        self.i = 0
-        self.names = ["torch", "default", "tuned"] + (["torch_tunableop"] if torch_tunableop and not self.fp8 else [])
+        self.kw = dict(scale_a=self.scale_a, scale_b=self.scale_b, out_dtype=torch.bfloat16) if self.fp8 else {}
+        self.names = ["torch", "default", "tuned"] + (["torch_tunableop"] if args.torch_tunableop and not self.fp8
+                                                      else [])
+        self.graph = not args.no_graph
+        self.graphed = {}
+        self.runs = {}
+        self.keep = []  # graphs' operands and outputs, alive while the graphs are
 
-    def _next(self):
-        self.i = (self.i + 1) % self.copies
-        return self.i
-
-    def torch_call(self):
-        a, b = self.pairs[self._next()]
+    def torch_call(self, k):
+        a, b = self.pairs[k % self.copies]
         if self.fp8:
-            torch._scaled_mm(a, b, scale_a=self.scale_a, scale_b=self.scale_b, out_dtype=torch.bfloat16)
-        else:
-            torch.matmul(a, b)
+            return torch._scaled_mm(a, b, **self.kw)
+        return torch.matmul(a, b)
 
-    def ck_call(self):
-        self.ck_runs[self._next()]()
-
-    def select(self, name):
-        """Puts the process in `name`'s state (TunableOp switches); returns its call."""
+    def set_state(self, name):
+        """TunableOp's switches for `name` (both libraries)."""
         torch.cuda.tunable.enable(name == "torch_tunableop")
         cudakit.tunable.enable(name == "tuned")
-        return self.ck_call if name in ("default", "tuned") else self.torch_call
+
+    def build(self, name):
+        """Tunes (first calls) and makes `name`'s runner; call once per variant, in its state."""
+        self.set_state(name)
+        calls = self.CALLS
+        if name.startswith("torch"):
+            for k in range(self.copies + 1):
+                self.torch_call(k)  # tunes (torch's TunableOp) and warms
+            torch.cuda.synchronize()
+
+            def host():
+                for k in range(calls):
+                    self.torch_call(k)
+            run = host
+            if self.graph:
+                try:
+                    g = torch.cuda.CUDAGraph()
+                    side = torch.cuda.Stream()
+                    side.wait_stream(torch.cuda.current_stream())
+                    with torch.cuda.stream(side):
+                        for k in range(3):
+                            self.torch_call(k)
+                    torch.cuda.current_stream().wait_stream(side)
+                    with torch.cuda.graph(g):
+                        outs = [self.torch_call(k) for k in range(calls)]
+                    self.keep.append((g, outs))
+                    run = g.replay
+                    self.graphed[name] = True
+                except RuntimeError as e:
+                    print(f"torch_gemm_interleaved: {name} not captured ({str(e)[:120]}): host-issued",
+                          file=sys.stderr)
+        else:
+            outs = [prepare(a, b, **self.kw)[0] for a, b in self.pairs]
+            preps = [prepare(a, b, out=o, **self.kw)[1] for (a, b), o in zip(self.pairs, outs)]
+            for k in range(self.copies + 1):
+                preps[k % self.copies]()  # tunes (cudakit's TunableOp) and warms
+            torch.cuda.synchronize()
+
+            def host():
+                for k in range(calls):
+                    preps[k % self.copies]()
+            run = host
+            if self.graph:
+                try:
+                    g = cudakit.CUDAGraph()
+                    with cudakit.graph(g):
+                        capture = cudakit.current_stream()
+                        for k in range(calls):
+                            a, b = self.pairs[k % self.copies]
+                            prepare(a, b, out=outs[k % self.copies], stream=capture, **self.kw)[1]()
+                    device = torch.cuda.current_device()
+
+                    def replay(g=g, device=device):
+                        g.replay(cudakit.Stream._wrap(torch.cuda.current_stream().cuda_stream, device))
+                    run = replay
+                    self.keep.append((g, outs))
+                    self.graphed[name] = True
+                except Exception as e:  # noqa: BLE001 - cudakit's errors are RuntimeError / ValueError
+                    print(f"torch_gemm_interleaved: {name} not captured ({str(e)[:120]}): host-issued",
+                          file=sys.stderr)
+        self.runs[name] = run
 
 
 def time_sample(fn, iters):
@@ -117,30 +179,27 @@ def time_sample(fn, iters):
 
 
 def bench_shape(shape, args):
-    v = Variants(shape, args.torch_tunableop)
+    v = Variants(shape, args)
     t0 = time.time()
-    for name in v.names:  # tunes both TunableOps (tuning on), warms the rest
-        fn = v.select(name)
-        for _ in range(v.copies + 1):
-            fn()
-    torch.cuda.synchronize()
+    for name in v.names:
+        v.build(name)
     tuning_s = time.time() - t0
-    est = min(time_sample(v.select(n), 3) for n in v.names)
-    iters = max(3, min(2000, math.ceil(args.sample_ms / max(est, 1e-4))))
+    calls = Variants.CALLS
+    est = min(time_sample(v.runs[n], 2) / calls for n in v.names)  # ms a product
+    replays = max(1, min(5000, math.ceil(args.sample_ms / max(est * calls, 1e-4))))
     samples = {n: [] for n in v.names}
     for r in range(args.rounds):
         k = r % len(v.names)
         for name in v.names[k:] + v.names[:k]:
-            fn = v.select(name)
-            fn()  # the first call after a switch rebuilds the plan: not timed
-            torch.cuda.synchronize()
-            samples[name].append(time_sample(fn, iters))
+            v.set_state(name)  # graphs replay what they captured; host-issued calls follow the switches
+            samples[name].append(time_sample(v.runs[name], replays) / calls)
     torch.cuda.tunable.enable(False)
     cudakit.tunable.enable(False)
     med = {n: statistics.median(s) for n, s in samples.items()}
     row = {"bench": "gemm_interleaved", "shape": shape["name"], "dtype": shape["dtype"], "M": shape["M"],
-           "N": shape["N"], "K": shape["K"], "batch": shape["batch"], "layout": shape["layout"], "iters": iters,
-           "rounds": args.rounds, "copies": v.copies, "tuning_s": tuning_s}
+           "N": shape["N"], "K": shape["K"], "batch": shape["batch"], "layout": shape["layout"],
+           "calls_per_sample": replays * calls, "rounds": args.rounds, "copies": v.copies, "tuning_s": tuning_s,
+           "graphed": sorted(v.graphed)}
     for n, ms in med.items():
         row[f"{n}_ms"] = ms
         row[f"{n}_tflops"] = v.flops / (ms * 1e-3) / 1e12
@@ -203,6 +262,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated substrings of shape names")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--sample-ms", type=float, default=3.0)
+    ap.add_argument("--no-graph", action="store_true", help="issue every call from the host (no CUDA graphs)")
     ap.add_argument("--torch-tunableop", action="store_true")
     ap.add_argument("--model", choices=["gpt2", "llama"], default=None)
     ap.add_argument("--model-batch", type=int, default=2)

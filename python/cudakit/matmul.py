@@ -126,7 +126,7 @@ def _tf32_for(x) -> bool:
     return False
 
 
-def matmul(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_dtype=None, out=None):
+def matmul(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_dtype=None, out=None, stream=None):
     """``a @ b`` through cudakit's TunableOp; see the module's docstring.
 
     ``bias`` (``[n]``, the output's dtype) and ``activation`` make it a GEMM with an epilogue
@@ -134,12 +134,14 @@ def matmul(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_
     ``scale_a`` and ``scale_b`` (one float32 each, 16-byte aligned: a tensor of its own), ``b``
     column-major (``w.T`` of a row-major ``w``) and ``a`` row-major, as ``torch._scaled_mm``;
     ``out_dtype`` is then the output's type (default bfloat16). ``out``: an output of the right
-    shape and dtype to write (row-major rows; its leading dimension may exceed n).
+    shape and dtype to write (row-major rows; its leading dimension may exceed n). ``stream``: a
+    stream (torch's or cudakit's, or a ``cudaStream_t`` as an int) instead of the operands'
+    library's current one.
     """
     if type(a).__name__ == "Array" and type(b).__name__ == "Array" and bias is None and activation is None \
-            and scale_a is None and out is None and out_dtype is None:
+            and scale_a is None and out is None and out_dtype is None and stream is None:
         return _cudakit._matmul(a, b)
-    out, args = _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out)
+    out, args = _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream)
     if args is not None:
         _cudakit._gemm(*args)
     # The operands and the output must outlive the queued GEMM: the caller holds them; a copy made
@@ -148,18 +150,18 @@ def matmul(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_
     return out
 
 
-def prepare(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_dtype=None, out=None):
+def prepare(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_dtype=None, out=None, stream=None):
     """The product ``matmul`` would make, checked and laid out once: returns ``(out, run)``, where
     each ``run()`` queues it again on the same buffers and stream (a loop's, a benchmark's), at the
     cost of one bound call. The operands must stay alive and in place while ``run`` is used."""
-    out, args = _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out)
+    out, args = _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream)
     gemm = _cudakit._gemm
     if args is None:
         return out, lambda: None
     return out, lambda: gemm(*args)
 
 
-def _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out):
+def _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream=None):
     """(out, the arguments of _cudakit._gemm) for a @ b, or (out, None) when there is nothing to compute."""
     _check_inputs(a, b, "cudakit.matmul")
     ab = _dtype_name(a.dtype)
@@ -232,7 +234,8 @@ def _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out):
         _DTYPE_CODES[ab], _DTYPE_CODES[out_name], batch, opa.batch_stride, opb.batch_stride,
         stride_c if batch > 1 else 0, 1.0, 0.0, bias.data_ptr() if has_bias else 0,
         _EPILOGUES[(has_bias, activation)], scale_a.data_ptr() if fp8 else 0, scale_b.data_ptr() if fp8 else 0,
-        _stream_of(a, device), device, ab == "float32" and _tf32_for(a))
+        _stream_of(a, device) if stream is None else int(getattr(stream, "cuda_stream", stream)), device,
+        ab == "float32" and _tf32_for(a))
 
 
 def linear(x, weight, bias=None, *, activation=None):
