@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# probe/gemm_verify.sh: issue 36's GPU checks in one call, on the GPU machine, from the repository
+# probe/gemm_verify.sh: issue 36's GPU checks, on the GPU machine, from the repository
 # root with gpu-bundle/ staged from this branch (scripts/stage-gpu-bundle.sh). Two calls of under 10
 # minutes each: PHASES="python tier pytest", then PHASES="bench model probe" (the module stays built);
 # PHASES="python tier pytest bench model probe" (default: all, in that order) picks some.
@@ -29,12 +29,12 @@ note() { echo "== $* ($(date -u +%T))" | tee -a "$summary"; }
 note "start: bundle $(cat $B/COMMIT 2>/dev/null), tree $(git rev-parse --short HEAD 2>/dev/null)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv >> "$summary" 2>&1
 
+export PYTHONPATH="$root/build-python${PYTHONPATH:+:$PYTHONPATH}"
 if has python || ! python3 -c "import cudakit" 2>/dev/null; then
   note "python: build-on-device"
   CUDAKIT_JOBS=16 timeout 230 python/build-on-device.sh "$root/build-python" > "$work/python-build.log" 2>&1
   echo "rc=$?" >> "$work/python-build.log"; tail -3 "$work/python-build.log" >> "$summary"
 fi
-export PYTHONPATH="$root/build-python${PYTHONPATH:+:$PYTHONPATH}"
 
 if has tier; then
   note "tier: TunableOp and matmul GPU tests"
