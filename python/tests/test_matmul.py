@@ -206,7 +206,10 @@ def test_route_torch_on_a_transformers_block(family):
     with torch.no_grad():
         want = first(block(**inputs))
         before = routed_calls()
+        cudakit.tunable.enable(True)  # through the tuner: each new GEMM shape is tuned
+        cudakit.tunable.tuning_enable(True)
         with cudakit.route_torch():
             got = first(block(**inputs))
     assert routed_calls() - before >= 4
+    assert cudakit.tunable.get_results(), "the routed GEMMs were tuned"
     torch.testing.assert_close(got.float(), want.float(), rtol=5e-2, atol=5e-2)
