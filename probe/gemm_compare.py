@@ -59,6 +59,17 @@ def log(*a):
     print(*a, flush=True)
 
 
+def event_ms(fn, iters):
+    """Mean ms of `iters` calls of fn, between two CUDA events on the current stream."""
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(iters):
+        fn()
+    e.record()
+    e.synchronize()
+    return s.elapsed_time(e) / iters
+
+
 class Probe:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
@@ -143,15 +154,10 @@ def variants(probe, case):
             prev = torch.backends.cuda.preferred_blas_library()
             if backend:
                 torch.backends.cuda.preferred_blas_library(backend)
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            for _ in range(iters):
-                fn()
-            e.record()
-            e.synchronize()
+            ms = event_ms(fn, iters)
             if backend:
                 torch.backends.cuda.preferred_blas_library(prev)
-            return s.elapsed_time(e) / iters
+            return ms
         return run
 
     out["torch"] = torch_timed(case.torch_fn())
@@ -291,13 +297,7 @@ def torch_tunable(args, shapes, t_start):
             fn()
 
             def timed(iters):
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                for _ in range(iters):
-                    fn()
-                e.record()
-                e.synchronize()
-                return s.elapsed_time(e) / iters
+                return event_ms(fn, iters)
             est = timed(3)
             iters = max(3, min(400, int(math.ceil(2.0 / max(est, 1e-4)))))
             for r in range(7):
