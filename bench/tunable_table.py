@@ -8,25 +8,59 @@ and the targets (tuned >= 0.99x default on every shape, geomean >= 1.20x over de
 over the heuristic's first, decode >= 80% of the bound, tuning <= 2 s a shape).
 
     python3 bench/tunable_table.py tunable.jsonl
+
+Rows of bench/torch_gemm_interleaved.py ({"bench": "gemm_interleaved"}: cudakit and torch timed in
+one process, alternating per round) get a table of their own: tuned/torch per shape and the
+geometric means, with the targets (default >= 0.99x torch.matmul, tuned >= 0.99x the better of
+torch and its TunableOp on every shape, geomean tuned/torch.matmul >= 1.05).
 """
 import json
 import math
 import sys
 
 
+def interleaved_table(rows):
+    """The table of bench/torch_gemm_interleaved.py's rows (one process, alternating rounds)."""
+    fmt = lambda v, spec='.1f': format(v, spec) if isinstance(v, (int, float)) else '-'  # noqa: E731
+    print(f"| {'shape':32} | torch | torch TunableOp | cudakit default | cudakit tuned | default/torch | "
+          f"tuned/torch | tuned/best torch |")
+    print('|' + '---|' * 8)
+    logs = {'tuned_vs_torch': [], 'default_vs_torch': [], 'tuned_vs_best_torch': []}
+    for r in rows:
+        for k in logs:
+            logs[k].append(math.log(r[k]))
+        print(f"| {r['shape']:32} | {fmt(r['torch_tflops'])} | {fmt(r.get('torch_tunableop_tflops'))} | "
+              f"{fmt(r['default_tflops'])} | {fmt(r['tuned_tflops'])} | {r['default_vs_torch']:.3f} | "
+              f"{r['tuned_vs_torch']:.3f} | {r['tuned_vs_best_torch']:.3f} |")
+    if rows:
+        geo = {k: math.exp(sum(v) / len(v)) for k, v in logs.items()}
+        print(f"\ngeomean over {len(rows)} shapes: tuned/torch.matmul {geo['tuned_vs_torch']:.3f} (target >= 1.05), "
+              f"default/torch.matmul {geo['default_vs_torch']:.3f}; worst default/torch "
+              f"{min(r['default_vs_torch'] for r in rows):.3f} (target >= 0.99), worst tuned/better torch "
+              f"{min(r['tuned_vs_best_torch'] for r in rows):.3f} (target >= 0.99)")
+
+
 def main():
-    ours, torch_rows, summary = {}, {}, None
+    ours, torch_rows, summary, interleaved = {}, {}, None, []
     for line in open(sys.argv[1]):
         line = line.strip()
         if not line.startswith('{'):
             continue
         row = json.loads(line)
-        if row.get('bench') == 'tunable_summary':
+        if row.get('bench') == 'gemm_interleaved' and 'error' not in row:
+            interleaved.append(row)
+        elif row.get('bench') == 'tunable_summary':
             summary = row
         elif row.get('bench') == 'tunable' and row.get('impl') == 'cudakit':
             ours[row['shape']] = row
         elif row.get('bench') == 'tunable' and row.get('impl') == 'torch':
             torch_rows[row['shape']] = row
+    if interleaved:
+        print("cudakit and torch in one process, alternating per round (bench/torch_gemm_interleaved.py):\n")
+        interleaved_table(interleaved)
+        print()
+    if not ours:
+        return
     print(f"| {'shape':34} | default | heur. 1st | tuned | tuned/default | tuned/heur. | torch | torch TunableOp | "
           f"tuned/torch | bound % | copy % | tuning ms | solution |")
     print('|' + '---|' * 13)

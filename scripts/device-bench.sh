@@ -31,6 +31,17 @@ part() {
   echo "== [$done_parts/$selected] $1 ($((SECONDS - started)) s so far)"
 }
 skip() { echo "skipped $1: $2"; echo "$1: $2" >> "$out/skipped.txt"; }
+# The extension built here, against the bundle's libcudakit, unless cudakit imports already; true
+# when it imports then.
+python_module() {
+  if ! python3 -c "import cudakit" 2>/dev/null && [ -x python/build-on-device.sh ] && [ ! -f "$out/python-build.log" ]; then
+    echo "   building the Python module against $B/lib (python/build-on-device.sh)"
+    if python/build-on-device.sh "$PWD/build-python" > "$out/python-build.log" 2>&1; then
+      export PYTHONPATH="$PWD/build-python${PYTHONPATH:+:$PYTHONPATH}"
+    else tail -30 "$out/python-build.log"; fi
+  fi
+  python3 -c "import cudakit" 2>/dev/null
+}
 # The machine, for the report's header.
 python3 - "$out/machine.json" <<'PY' 2>/dev/null || true
 import json, subprocess, sys
@@ -136,6 +147,11 @@ if part tunable; then
       "$B/bin/tunable_bench" bench/tunable_shapes.json
       PYTHONUNBUFFERED=1 python3 bench/torch_tunable_bench.py bench/tunable_shapes.json 2>/dev/null
     } > "$out/tunable.jsonl" 2> "$out/tunable.err"
+    if python_module; then
+      echo "   cudakit's GEMM and torch's in one process, alternating per round (bench/torch_gemm_interleaved.py)"
+      PYTHONUNBUFFERED=1 python3 bench/torch_gemm_interleaved.py --extra --torch-tunableop --json "$out/tunable.jsonl" \
+        > "$out/gemm_interleaved.txt" 2>> "$out/tunable.err"
+    else skip "tunable interleaved" "the cudakit Python module is not importable here"; fi
     python3 bench/tunable_table.py "$out/tunable.jsonl" | tee "$out/tunable.txt"
   else skip "tunable" "tunable_bench was not built"; fi
 fi
@@ -198,14 +214,7 @@ if part nccl; then
   else skip "nccl" "nccl_bench was not built"; fi
 fi
 if part python; then
-  # The extension is built here, against the bundle's libcudakit, unless cudakit imports already.
-  if ! python3 -c "import cudakit" 2>/dev/null && [ -x python/build-on-device.sh ]; then
-    echo "   building the Python module against $B/lib (python/build-on-device.sh)"
-    if python/build-on-device.sh "$PWD/build-python" > "$out/python-build.log" 2>&1; then
-      export PYTHONPATH="$PWD/build-python${PYTHONPATH:+:$PYTHONPATH}"
-    else tail -30 "$out/python-build.log"; fi
-  fi
-  if [ -f bench/python_bench.py ] && python3 -c "import cudakit" 2>/dev/null; then
+  if [ -f bench/python_bench.py ] && python_module; then
     echo "   Python module: its pytest suite (the GPU tier with torch, CuPy, JAX, NumPy)"
     (cd python/tests && python3 -m pytest -q -rs -p no:cacheprovider . 2>&1 | tail -40) | tee "$out/python-tests.txt"
     echo "   Python module (cudakit from Python, then torch and CuPy)"

@@ -67,6 +67,7 @@ from ._cudakit import (
 )
 from ._device import DeviceProperties, get_device_properties, device
 from ._dlpack import from_dlpack
+from .matmul import matmul, linear, route_torch  # cudakit.matmul: the function (the module stays importable)
 from ._graphs import graph
 from ._streams import ExternalStream, StreamContext, stream
 from . import memory, nvtx, jiterator, tunable, profiler

@@ -84,6 +84,7 @@ void bind_profiler(nb::module_& m);
 void bind_nvtx(nb::module_& m);
 void bind_jiterator(nb::module_& m);
 void bind_tunable(nb::module_& m);
+void bind_matmul(nb::module_& m);
 void bind_sanitizer(nb::module_& m);
 void bind_nccl(nb::module_& m);
 void bind_gds(nb::module_& m);

@@ -70,6 +70,7 @@ NB_MODULE(_cudakit, m) {
   bind_nvtx(m);
   bind_jiterator(m);
   bind_tunable(m);
+  bind_matmul(m);
   bind_sanitizer(m);
   bind_nccl(m);
   bind_gds(m);

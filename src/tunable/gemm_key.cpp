@@ -19,7 +19,8 @@ namespace cudakit::tunable {
 // - what cuBLASLt's algorithms depend on beyond it: the workspace they may use (an algorithm
 //   tuned with 32 MiB may need it), the alignment class of the pointers (cuBLASLt selects
 //   vectorized kernels by it: an algorithm found for 16-byte-aligned operands may be invalid for
-//   2-byte-aligned ones), and the multiprocessor count of the stream's context (a green context
+//   2-byte-aligned ones; classes go up to 256 bytes, the largest cuBLASLt's preferences know, so
+//   the heuristic is told what torch tells it: See Note [Alignment preferences]), and the multiprocessor count of the stream's context (a green context
 //   with 66 of 132 SMs wants other tiles and split-K factors).
 // The OpName and the first part of the signature are torch's, so a key reads like torch's in a
 // results file; cudakit's fields follow, in this grammar:
@@ -281,14 +282,15 @@ void GemmKey::validate(const char* api) const {
     fail("A, B and C must have one dtype (except in ScaledGemm)");
   }
   if (tf32 && a_type != GemmDType::float32) fail("TF32 applies to float32 inputs only");
-  if (alignment != 1 && alignment != 2 && alignment != 4 && alignment != 8 && alignment != 16) {
-    fail(cudakit::detail::concat("alignment class ", alignment, " is not 1, 2, 4, 8 or 16"));
+  if (alignment < 1 || alignment > kMaxAlignmentClass || (alignment & (alignment - 1)) != 0) {
+    fail(cudakit::detail::concat("alignment class ", alignment, " is not a power of two from 1 to ",
+                                 kMaxAlignmentClass));
   }
   if (sm_count < 1) fail("the SM count must be positive");
 }
 
 int alignment_class(std::initializer_list<const void*> pointers) noexcept {
-  int alignment = 16;
+  int alignment = kMaxAlignmentClass;
   for (const void* p : pointers) {
     const auto address = reinterpret_cast<std::uintptr_t>(p);
     while (alignment > 1 && address % static_cast<std::uintptr_t>(alignment) != 0) alignment /= 2;

@@ -226,7 +226,15 @@ void LtDescriptors::set_pointers(const void* bias, const float* scale_a, const f
   }
 }
 
-std::vector<LtAlgo> heuristic_algos(const LtDescriptors& d, int count) {
+// Note [Alignment preferences]
+// cuBLASLt's heuristic is told the operands' smallest alignment (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*,
+// 256 bytes when not set) and leaves out every algorithm that needs more. torch's cuBLASLt calls tell
+// it each pointer's own alignment up to 256 (bgemm_internal_cublaslt, gemm_and_bias) or nothing,
+// i.e. 256 (scaled_gemm); cudakit's key capped the class at 16, so for the same 256-byte-aligned
+// operands the heuristic ranked a smaller set of kernels. The key's class now goes up to 256
+// (alignment_class), and a solution found for it is only reused for pointers at least as aligned:
+// the class is part of the key.
+std::vector<LtAlgo> heuristic_algos(const LtDescriptors& d, int count, std::optional<std::size_t> workspace_limit) {
   cublasLtMatmulPreference_t preference = nullptr;
   check_cublaslt(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
   std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(count));
@@ -237,7 +245,7 @@ std::vector<LtAlgo> heuristic_algos(const LtDescriptors& d, int count) {
       status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &value, sizeof(value));
     }
   };
-  const std::uint64_t workspace = d.key().workspace_bytes;
+  const std::uint64_t workspace = std::min(d.key().workspace_bytes, workspace_limit.value_or(d.key().workspace_bytes));
   const std::uint32_t alignment = static_cast<std::uint32_t>(d.key().alignment);
   set_preference(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace);
   set_preference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment);
@@ -345,6 +353,42 @@ std::vector<LtAlgo> enumerated_algos(const LtDescriptors& d, const std::vector<L
   std::vector<LtAlgo> algos;
   for (std::size_t i = 0; i < found.size() && static_cast<int>(i) < max_count; ++i) algos.push_back(found[i].algo);
   return algos;
+}
+
+// Note [Neighbours of the heuristic's choices]
+// The heuristic returns each kernel with the cluster shape and swizzle its model prefers; on
+// Hopper the thread-block cluster decides how many blocks share a multicast load of A or B, and
+// the model's choice is not always the fastest on the device (torch's square bfloat16 GEMMs run a
+// 256x128 tile with a 1x2 cluster that the heuristic may rank below the same tile with another
+// cluster). Those configurations are offered neither by the heuristic's list nor by the
+// enumeration (which leaves the cluster to the algorithm), so the first seeds' neighbours are
+// tried: each other cluster shape of up to four CTAs along one or both axes, and the other
+// swizzle. cublasLtMatmulAlgoCheck keeps those that run here, in seed order.
+std::vector<LtAlgo> neighbour_algos(const LtDescriptors& d, const std::vector<LtAlgoConfig>& seeds,
+                                    const std::vector<LtAlgoConfig>& known, int max_count) {
+  constexpr std::size_t kSeeds = 8;
+  constexpr std::uint16_t kClusters[] = {CUBLASLT_CLUSTER_SHAPE_1x1x1, CUBLASLT_CLUSTER_SHAPE_1x2x1,
+                                         CUBLASLT_CLUSTER_SHAPE_2x1x1, CUBLASLT_CLUSTER_SHAPE_2x2x1,
+                                         CUBLASLT_CLUSTER_SHAPE_1x4x1, CUBLASLT_CLUSTER_SHAPE_4x1x1};
+  std::vector<LtAlgo> found;
+  std::vector<LtAlgoConfig> tried = known;
+  const auto try_config = [&](const LtAlgoConfig& c) {
+    if (static_cast<int>(found.size()) >= max_count) return;
+    if (std::find(tried.begin(), tried.end(), c) != tried.end()) return;
+    tried.push_back(c);
+    if (std::optional<LtAlgo> algo = algo_from_config(d, c)) found.push_back(*algo);
+  };
+  for (std::size_t i = 0; i < seeds.size() && i < kSeeds; ++i) {
+    for (const std::uint16_t cluster : kClusters) {
+      LtAlgoConfig c = seeds[i];
+      c.cluster_shape = cluster;
+      try_config(c);
+    }
+    LtAlgoConfig swizzled = seeds[i];
+    swizzled.swizzle = seeds[i].swizzle == 0 ? 1 : 0;
+    try_config(swizzled);
+  }
+  return found;
 }
 
 std::optional<LtAlgo> algo_from_config(const LtDescriptors& d, const LtAlgoConfig& config) {

@@ -58,6 +58,7 @@ TuningOptions TuningOptions::from_environment(const std::function<const char*(co
   read_int("VERBOSE", o.verbose, 0);
   read_int("MAX_SHAPE_TUNING_MS", o.max_shape_tuning_ms, 1);
   read_int("MAX_ENUMERATED_CANDIDATES", o.max_enumerated_candidates, 0);
+  read_int("MAX_NEIGHBOUR_CANDIDATES", o.max_neighbour_candidates, 0);
   return o;
 }
 

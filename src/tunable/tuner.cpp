@@ -30,8 +30,9 @@ namespace cudakit::tunable {
 //    candidate gets right), several copies of A, B and C cycled through so that together they
 //    exceed the L2 cache twice (ROTATING_BUFFER_SIZE to choose another size): each run reads its
 //    inputs from HBM, as in a model where other layers' data has evicted them.
-// 2. Candidates: Default; every algorithm cuBLASLt's heuristic returns when asked for 128;
-//    enumerated ones beyond (Note [Enumerating algorithms]); cudakit's decode-size kernels where
+// 2. Candidates: Default; every algorithm cuBLASLt's heuristic returns when asked for 128; the
+//    other cluster shapes and swizzle of its first ones (Note [Neighbours of the heuristic's
+//    choices]); enumerated ones beyond (Note [Enumerating algorithms]); cudakit's decode-size kernels where
 //    they apply (detail::gemv_candidates: Gemv_k1-k8, GemvStream_r4/r8, GemvMma_r16/r32, each at
 //    1, 2 and 4 splits).
 // 3. Each runs once on the first copy; one that throws, or whose output is outside the
@@ -114,6 +115,14 @@ GemmArgs args_for(const GemmKey& key, const Operands& o, std::size_t copy, void*
   return args;
 }
 
+// Note [The heuristic under smaller workspaces]
+// cuBLASLt's heuristic ranks by a model that weighs the workspace it may use: asked with 32 MiB it
+// can prefer a configuration that a smaller workspace would not have led it to, and its list of
+// 128 does not always hold the other one. On 2026-12-04 (H200, probe/gemm_compare.sh) 3072 x 768
+// x 3072 bfloat16 ran 10% faster with the first choice of a 1 MiB query (torch's cuBLASLt
+// workspace: a 192x96 tile, 1x2 cluster) than with cuBLAS's default or the 32 MiB query's (128x160,
+// 2x4). So the first choices of a 1 MiB and a workspace-free query are candidates too.
+//
 // Note [A lead run before each sample]
 // A sample's start event is stamped when the GPU reaches it. On an idle stream the GPU then waits
 // between it and the first run for as long as the host takes to issue that run, and the wait is
@@ -129,6 +138,10 @@ GemmArgs args_for(const GemmKey& key, const Operands& o, std::size_t copy, void*
 // synchronizations and leads the events do not count).
 constexpr double kLeadRunBelowMs = 1.0;
 
+// Default's back-to-back runs before the rounds (Note [Rounds under sustained load]): long enough
+// for the clock to leave its burst state, a few percent of a shape's tuning budget.
+constexpr double kPreheatMs = 50.0;
+
 // Times the plans with CUDA events; a sample runs `repetitions` times, each on the next copy,
 // behind a lead run (Note [A lead run before each sample]).
 class EventTimer final : public CandidateTimer {
@@ -137,26 +150,47 @@ class EventTimer final : public CandidateTimer {
       : plans_(plans), key_(key), operands_(operands), stream_(stream), last_ms_(plans.size(), 0) {}
 
   double time_ms(std::size_t candidate, int repetitions) override {
-    try {
-      if (operands_.flush_bytes) {
-        memset_async(operands_.flush.get(), flushes_++ & 0xff, operands_.flush_bytes, stream_);
+    return time_round({{candidate, repetitions}}).front();
+  }
+
+  // Every sample queued before the host waits: the device works from the first to the last
+  // (Note [Rounds under sustained load]); one pair of events a sample, read at the end.
+  std::vector<double> time_round(const std::vector<SampleRequest>& samples) override {
+    while (events_.size() < 2 * samples.size()) events_.emplace_back(EventFlags{.enable_timing = true});
+    std::vector<double> times(samples.size(), std::nan(""));
+    std::vector<bool> queued(samples.size(), false);
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const std::size_t candidate = samples[i].candidate;
+      try {
+        if (operands_.flush_bytes) {
+          memset_async(operands_.flush.get(), flushes_++ & 0xff, operands_.flush_bytes, stream_);
+        }
+        const auto run_on_next_copy = [&] {
+          detail::run_plan(plans_[candidate], args_for(key_, operands_, next_++ % operands_.a.size(), nullptr),
+                           stream_);
+        };
+        // The first sample of a candidate (its warm-up) has no estimate yet and no lead.
+        if (last_ms_[candidate] > 0 && last_ms_[candidate] < kLeadRunBelowMs) run_on_next_copy();
+        events_[2 * i].record(stream_);
+        for (int r = 0; r < samples[i].repetitions; ++r) run_on_next_copy();
+        events_[2 * i + 1].record(stream_);
+        queued[i] = true;
+      } catch (const Error& e) {
+        CUDAKIT_LOG(debug, "TunableOp: ", plans_[candidate].solution.name(), " failed: ", e.what());
       }
-      const auto run_on_next_copy = [&] {
-        detail::run_plan(plans_[candidate], args_for(key_, operands_, next_++ % operands_.a.size(), nullptr), stream_);
-      };
-      // The first sample of a candidate (its warm-up) has no estimate yet and no lead.
-      if (last_ms_[candidate] > 0 && last_ms_[candidate] < kLeadRunBelowMs) run_on_next_copy();
-      start_.record(stream_);
-      for (int i = 0; i < repetitions; ++i) run_on_next_copy();
-      stop_.record(stream_);
-      stop_.synchronize();
-      const double per_run = static_cast<double>(start_.elapsed_time(stop_)) / repetitions;
-      last_ms_[candidate] = per_run;
-      return per_run;
-    } catch (const Error& e) {
-      CUDAKIT_LOG(debug, "TunableOp: ", plans_[candidate].solution.name(), " failed: ", e.what());
-      return std::nan("");
     }
+    try {
+      CUDAKIT_CHECK_CUDA(cudaStreamSynchronize(stream_.handle()));
+      for (std::size_t i = 0; i < samples.size(); ++i) {
+        if (!queued[i]) continue;
+        times[i] = static_cast<double>(events_[2 * i].elapsed_time(events_[2 * i + 1])) / samples[i].repetitions;
+        last_ms_[samples[i].candidate] = times[i];
+      }
+    } catch (const Error& e) {
+      CUDAKIT_LOG(debug, "TunableOp: a round failed: ", e.what());
+      std::fill(times.begin(), times.end(), std::nan(""));
+    }
+    return times;
   }
 
  private:
@@ -164,8 +198,7 @@ class EventTimer final : public CandidateTimer {
   const GemmKey& key_;
   const Operands& operands_;
   StreamRef stream_;
-  Event start_{EventFlags{.enable_timing = true}};
-  Event stop_{EventFlags{.enable_timing = true}};
+  std::vector<Event> events_;  // two a sample of the round being timed
   std::size_t next_ = 0;
   int flushes_ = 0;
   std::vector<double> last_ms_;  // per candidate, its last sample's time per run (0: none yet)
@@ -224,6 +257,21 @@ TuningReport tune(const GemmKey& key, OptionalStream stream_arg) {
       known.push_back(algo.config);
       if (add_lt(algo) && first) first_heuristic = solutions.size() - 1;
     }
+    // Note [The heuristic under smaller workspaces]: its first choices with 1 MiB (torch's
+    // cuBLASLt workspace) and none.
+    for (const std::size_t limit : {std::size_t{1} << 20, std::size_t{0}}) {
+      for (const detail::LtAlgo& algo : detail::heuristic_algos(descriptors, 4, limit)) {
+        if (std::find(known.begin(), known.end(), algo.config) != known.end()) continue;
+        known.push_back(algo.config);
+        (void)add_lt(algo);
+      }
+    }
+    const std::vector<LtAlgoConfig> seeds = known;  // the heuristic's, best first
+    for (const detail::LtAlgo& algo :
+         detail::neighbour_algos(descriptors, seeds, known, options.max_neighbour_candidates)) {
+      known.push_back(algo.config);
+      (void)add_lt(algo);
+    }
     for (const detail::LtAlgo& algo : detail::enumerated_algos(descriptors, known, options.max_enumerated_candidates)) {
       (void)add_lt(algo);
     }
@@ -272,8 +320,17 @@ TuningReport tune(const GemmKey& key, OptionalStream stream_arg) {
   budget.max_iterations = options.max_tuning_iterations;
   budget.max_warmup_duration_ms = options.max_warmup_duration_ms;
   budget.max_warmup_iterations = options.max_warmup_iterations;
+  budget.preheat_ms = kPreheatMs;
   // The events' time is below the wall time (launches, synchronizations and the lead runs of
-  // Note [A lead run before each sample]): leave half of what remains for them.
+  // Note [The heuristic under smaller workspaces]
+// cuBLASLt's heuristic ranks by a model that weighs the workspace it may use: asked with 32 MiB it
+// can prefer a configuration that a smaller workspace would not have led it to, and its list of
+// 128 does not always hold the other one. On 2026-12-04 (H200, probe/gemm_compare.sh) 3072 x 768
+// x 3072 bfloat16 ran 10% faster with the first choice of a 1 MiB query (torch's cuBLASLt
+// workspace: a 192x96 tile, 1x2 cluster) than with cuBLAS's default or the 32 MiB query's (128x160,
+// 2x4). So the first choices of a 1 MiB and a workspace-free query are candidates too.
+//
+// Note [A lead run before each sample]): leave half of what remains for them.
   budget.max_total_ms = std::max(1.0, (options.max_shape_tuning_ms - ms_since(start)) / 2.0);
   EventTimer timer(timed_plans, key, operands, stream);
   report.decision = choose_fastest(timed_plans.size(), timer, budget);

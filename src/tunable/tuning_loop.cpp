@@ -34,6 +34,20 @@ namespace cudakit::tunable {
 //   and L2 state), and a switch costs a chance of being slower in production for no gain that a
 //   benchmark could show; 2 x the measured spread keeps a noisy measurement from switching.
 //
+// Note [Rounds under sustained load]
+// An H200 runs a GEMM that follows a rest at a higher clock than the same GEMM in a stream of
+// them: its power limit (700 W) holds the clock down under sustained tensor-core work, and the
+// controller takes tens to hundreds of milliseconds to get there. Which candidate is fastest
+// depends on that state: in one process, interleaved, on 2026-12-04 (H200, torch 2.11,
+// probe/gemm_compare.sh), square 4096^3 bfloat16 ran at 697 TFLOP/s in back-to-back rounds and at
+// 788 in the short bursts of another phase, and under sustained load a 128x128 cuBLASLt kernel
+// beat cuBLAS's 256x128 choice by 7%; the tuner, whose samples each followed a synchronization
+// (the GPU resting while the host read the events and issued the next sample), kept the default.
+// So a round's samples are queued all together (CandidateTimer::time_round: the events are read
+// once the round has run), the device working from the round's first sample to its last, and
+// Default runs for preheat_ms before the first round. A model's GEMMs run in such streams, and
+// that is where a tuned choice must be fastest.
+//
 // Note [Confirming a switch under sustained load]
 // The rounds' samples are short (~0.1 ms, one run of a 4096^3 GEMM) and each follows a
 // synchronization, an L2 flush and the host's issue of the next sample: the GPU rests between
@@ -160,14 +174,30 @@ TuningDecision choose_fastest(std::size_t count, CandidateTimer& timer, const Tu
     }
     return ids;
   };
+  // See Note [Rounds under sustained load].
+  if (budget.preheat_ms > 0 && warmup[0] > 0) {
+    const double t = timer.time_ms(0, runs_lasting(budget.preheat_ms, warmup[0], 1000000));
+    if (!failed(t)) d.spent_ms += t * runs_lasting(budget.preheat_ms, warmup[0], 1000000);
+  }
   for (int round = 0; round < std::max(budget.max_iterations, 1); ++round) {
     const std::vector<std::size_t> ids = live();
     bool timed_any = false;
+    // The round's samples, in an order that rotates by one each round, as many as the budget
+    // left is expected to cover (a candidate's last time per run, or its warm-up's).
+    std::vector<SampleRequest> requests;
+    double planned_ms = d.spent_ms;
     for (std::size_t i = 0; i < ids.size(); ++i) {
       const std::size_t c = ids[(i + static_cast<std::size_t>(round)) % ids.size()];
-      if (d.spent_ms >= budget.max_total_ms) break;
+      if (planned_ms >= budget.max_total_ms) break;
       if (budget.max_duration_ms > 0 && timed_ms[c] >= budget.max_duration_ms && !d.candidates[c].samples.empty()) continue;
-      const double t = timer.time_ms(c, repetitions[c]);
+      requests.push_back({c, repetitions[c]});
+      const double per_run = d.candidates[c].samples.empty() ? warmup[c] : d.candidates[c].samples.back();
+      planned_ms += per_run * repetitions[c];
+    }
+    const std::vector<double> times = requests.empty() ? std::vector<double>{} : timer.time_round(requests);
+    for (std::size_t i = 0; i < requests.size() && i < times.size(); ++i) {
+      const std::size_t c = requests[i].candidate;
+      const double t = times[i];
       if (failed(t)) {
         if (c == 0) continue;  // see above: Default stays
         reject(c, "failed");

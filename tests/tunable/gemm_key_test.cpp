@@ -108,6 +108,9 @@ TEST(GemmKey, RefusesMalformedFieldsNamingThem) {
   EXPECT_NE(message(key.op_name(), key.signature() + "x").find("unexpected \"x\""), std::string::npos);
   EXPECT_NE(message(key.op_name(), "tn_4096_16_4096_ld_4096_4096_4096_ws_0_al_3_sm_132").find("alignment class 3"),
             std::string::npos);
+  EXPECT_NE(message(key.op_name(), "tn_4096_16_4096_ld_4096_4096_4096_ws_0_al_512_sm_132").find("from 1 to 256"),
+            std::string::npos);
+  EXPECT_EQ(GemmKey::parse(key.op_name(), "tn_4096_16_4096_ld_4096_4096_4096_ws_0_al_256_sm_132").alignment, 256);
 }
 
 TEST(GemmKey, Fp8KeysMustBeTn) {
@@ -186,12 +189,15 @@ TEST(GemmKey, ValidateRefusesMixedRulesOfOperations) {
 }
 
 TEST(GemmKey, AlignmentClassIsTheLargestCommonPowerOfTwo) {
-  alignas(16) static char buffer[64];
-  EXPECT_EQ(alignment_class({buffer, buffer + 32}), 16);
+  alignas(512) static char buffer[1024];
+  EXPECT_EQ(alignment_class({buffer, buffer + 32}), 32);
   EXPECT_EQ(alignment_class({buffer, buffer + 8}), 8);
   EXPECT_EQ(alignment_class({buffer + 2, buffer + 16}), 2);
   EXPECT_EQ(alignment_class({buffer + 1}), 1);
-  EXPECT_EQ(alignment_class({buffer, nullptr}), 16);
+  EXPECT_EQ(alignment_class({buffer + 128, buffer + 384}), 128);
+  // 256 at most (cuBLASLt's largest preference), however aligned the pointers are
+  EXPECT_EQ(alignment_class({buffer, buffer + 512}), 256);
+  EXPECT_EQ(alignment_class({buffer, nullptr}), 256);
 }
 
 TEST(GemmKey, EveryFieldChangesTheKeyAndItsHash) {

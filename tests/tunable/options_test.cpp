@@ -49,7 +49,8 @@ TEST(TuningOptions, ReadsEveryVariable) {
                                 {"CUDAKIT_TUNABLEOP_ROTATING_BUFFER_SIZE", "256"},
                                 {"CUDAKIT_TUNABLEOP_VERBOSE", "2"},
                                 {"CUDAKIT_TUNABLEOP_MAX_SHAPE_TUNING_MS", "500"},
-                                {"CUDAKIT_TUNABLEOP_MAX_ENUMERATED_CANDIDATES", "0"}});
+                                {"CUDAKIT_TUNABLEOP_MAX_ENUMERATED_CANDIDATES", "0"},
+                                {"CUDAKIT_TUNABLEOP_MAX_NEIGHBOUR_CANDIDATES", "5"}});
   EXPECT_TRUE(o.enabled);
   EXPECT_FALSE(o.tuning);
   EXPECT_TRUE(o.record_untuned);
@@ -65,6 +66,7 @@ TEST(TuningOptions, ReadsEveryVariable) {
   EXPECT_EQ(o.verbose, 2);
   EXPECT_EQ(o.max_shape_tuning_ms, 500);
   EXPECT_EQ(o.max_enumerated_candidates, 0);
+  EXPECT_EQ(o.max_neighbour_candidates, 5);
 }
 
 TEST(TuningOptions, BadValuesNameTheVariable) {

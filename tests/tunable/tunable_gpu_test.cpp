@@ -5,6 +5,7 @@
 #include <cuda_fp8.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -25,6 +26,7 @@
 #include "cudakit/tunable/tunable.hpp"
 #include "support/gpu_test.hpp"
 #include "tunable/detail/gemv.hpp"
+#include "tunable/detail/lt_gemm.hpp"
 
 namespace {
 
@@ -461,6 +463,32 @@ TEST_F(TunableGpu, ScaledFp8MatchesTheReferenceAndNeedsTn) {
   } catch (const InvalidArgumentError& e) {
     EXPECT_NE(std::string(e.what()).find("scale_b at 0x"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("4 bytes past a 16-byte boundary"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(TunableGpu, NeighboursOfTheHeuristicAreNewConfigurationsAndRight) {
+  // Operands from the caching allocator: 256-byte aligned or better, the largest class.
+  Problem p(plain(GemmDType::bfloat16, 'n', 'n', 512, 384, 1024));
+  const GemmKey key = complete_key(p.args());
+  EXPECT_EQ(key.alignment, kMaxAlignmentClass);
+  const tunable::detail::LtDescriptors d(key);
+  std::vector<LtAlgoConfig> seeds;
+  for (const tunable::detail::LtAlgo& algo : tunable::detail::heuristic_algos(d, 32)) seeds.push_back(algo.config);
+  ASSERT_FALSE(seeds.empty());
+  const std::vector<tunable::detail::LtAlgo> neighbours = tunable::detail::neighbour_algos(d, seeds, seeds, 24);
+  // Hopper's kernels take thread-block clusters: some other cluster shape or swizzle of the
+  // heuristic's first choices runs here.
+  if (get_device_capability().first >= 9) EXPECT_FALSE(neighbours.empty());
+  EXPECT_LE(neighbours.size(), 24u);
+  for (const tunable::detail::LtAlgo& n : neighbours) {
+    Solution s;
+    s.kind = Solution::Kind::lt;
+    s.lt = n.config;
+    SCOPED_TRACE(s.name());
+    EXPECT_EQ(std::find(seeds.begin(), seeds.end(), n.config), seeds.end());
+    p.c.zero_();
+    gemm_with_solution(p.args(), s);
+    EXPECT_LE(p.worst(), 1.0);
   }
 }
 

@@ -254,4 +254,56 @@ TEST(Tolerance, RatioPassesRoundingAndFailsWrongResults) {
 }
 
 }  // namespace
+// Records the rounds as the loop hands them over (Note [Rounds under sustained load]).
+class RoundTimer final : public CandidateTimer {
+ public:
+  explicit RoundTimer(std::vector<double> per_run) : per_run_(std::move(per_run)) {}
+  double time_ms(std::size_t candidate, int repetitions) override {
+    singles.emplace_back(candidate, repetitions);
+    return per_run_[candidate];
+  }
+  std::vector<double> time_round(const std::vector<SampleRequest>& samples) override {
+    std::vector<std::size_t> round;
+    std::vector<double> times;
+    for (const SampleRequest& s : samples) {
+      round.push_back(s.candidate);
+      times.push_back(per_run_[s.candidate]);
+    }
+    rounds.push_back(round);
+    return times;
+  }
+  std::vector<std::pair<std::size_t, int>> singles;
+  std::vector<std::vector<std::size_t>> rounds;
+
+ private:
+  std::vector<double> per_run_;
+};
+
+TEST(TuningLoop, ARoundIsHandedOverWholeAfterThePreheat) {
+  RoundTimer timer({0.02, 0.019, 0.0195});
+  TuningBudget b = budget();
+  b.max_iterations = 3;
+  b.preheat_ms = 5;
+  (void)choose_fastest(3, timer, b);
+  // Warm-up: one run each; then Default for ~5 ms (ceil(5 / 0.02) runs) before the first round.
+  ASSERT_GE(timer.singles.size(), 4u);
+  EXPECT_EQ(timer.singles[3], (std::pair<std::size_t, int>{0, 250}));
+  // Each round's samples arrive together, every candidate once, the order rotating by one.
+  ASSERT_EQ(timer.rounds.size(), 3u);
+  EXPECT_EQ(timer.rounds[0], (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(timer.rounds[1], (std::vector<std::size_t>{1, 2, 0}));
+  EXPECT_EQ(timer.rounds[2], (std::vector<std::size_t>{2, 0, 1}));
+}
+
+TEST(TuningLoop, ARoundIsCutWhereTheBudgetIsExpectedToEnd) {
+  // Warm-ups of 1 ms each; samples of ~0.1 ms would be one run each (1 ms): a budget of 4.5 ms
+  // leaves room after the warm-ups (3 ms) for two samples of the first round, not three.
+  RoundTimer timer({1.0, 1.0, 1.0});
+  TuningBudget b = budget();
+  b.max_total_ms = 4.5;
+  (void)choose_fastest(3, timer, b);
+  ASSERT_FALSE(timer.rounds.empty());
+  EXPECT_EQ(timer.rounds[0].size(), 2u);
+}
+
 }  // namespace cudakit::tunable

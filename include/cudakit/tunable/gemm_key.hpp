@@ -50,7 +50,7 @@ struct GemmKey {
   bool tf32 = false;                      // float32 inputs multiplied as TF32
   Epilogue epilogue = Epilogue::none;
   std::size_t workspace_bytes = 0;  // the cuBLASLt workspace candidates may use
-  int alignment = 16;               // pointer alignment class: 16, 8, 4 or 2 bytes (all operands)
+  int alignment = 16;               // pointer alignment class: a power of two up to 256 bytes (all operands)
   int sm_count = 0;                 // multiprocessors of the stream's context
 
   bool operator==(const GemmKey&) const = default;
@@ -70,7 +70,9 @@ struct GemmKey {
   void validate(const char* api) const;
 };
 
-// The largest of 16, 8, 4, 2, 1 that divides every address (0 is aligned to anything).
+// The largest power of two up to kMaxAlignmentClass (256, cuBLASLt's largest alignment preference)
+// that divides every address (0 is aligned to anything).
+inline constexpr int kMaxAlignmentClass = 256;
 [[nodiscard]] int alignment_class(std::initializer_list<const void*> pointers) noexcept;
 
 struct GemmKeyHash {

@@ -30,6 +30,9 @@ struct TuningOptions {
   // cudakit's own: algorithms enumerated beyond cuBLASLt's heuristic that are timed, at most
   // (MAX_ENUMERATED_CANDIDATES).
   int max_enumerated_candidates = 32;
+  // cudakit's own: other cluster shapes and swizzles of the heuristic's first choices that are
+  // timed, at most (MAX_NEIGHBOUR_CANDIDATES).
+  int max_neighbour_candidates = 24;
 
   // The options the variables give, over the defaults. `getenv` is the environment (std::getenv
   // by default). @throws InvalidArgumentError naming the variable and its value.

@@ -11,12 +11,27 @@
 
 namespace cudakit::tunable {
 
+// One sample of a round: `repetitions` back-to-back runs of `candidate`.
+struct SampleRequest {
+  std::size_t candidate = 0;
+  int repetitions = 1;
+};
+
 class CandidateTimer {
  public:
   virtual ~CandidateTimer() = default;
   // Runs `candidate` `repetitions` times and returns the mean time of one run in ms; a negative
   // value or NaN when the candidate failed (it is dropped).
   virtual double time_ms(std::size_t candidate, int repetitions) = 0;
+  // A round's samples in order, each as time_ms would time it. A timer that can queue them all
+  // before it waits (the GPU's) keeps the device busy across the round (Note [Rounds under
+  // sustained load]); this one times them one by one.
+  virtual std::vector<double> time_round(const std::vector<SampleRequest>& samples) {
+    std::vector<double> times;
+    times.reserve(samples.size());
+    for (const SampleRequest& s : samples) times.push_back(time_ms(s.candidate, s.repetitions));
+    return times;
+  }
 };
 
 struct TuningBudget {
@@ -32,6 +47,10 @@ struct TuningBudget {
   // a switch under sustained load]); 0 rounds, or rounds' samples already that long: none.
   double confirm_sample_ms = 10;
   int confirm_rounds = 3;
+  // Before the rounds, Default runs back to back for about this long, untimed, so that the rounds
+  // start from the clock and power state of sustained work (0: not at all). See Note [Rounds
+  // under sustained load].
+  double preheat_ms = 0;
 };
 
 struct CandidateOutcome {

@@ -51,14 +51,21 @@ struct LtAlgo {
   LtAlgoConfig config;
 };
 
-// Up to `count` algorithms of cuBLASLt's heuristic, best first, each with its configuration.
-[[nodiscard]] std::vector<LtAlgo> heuristic_algos(const LtDescriptors& d, int count);
+// Up to `count` algorithms of cuBLASLt's heuristic, best first, each with its configuration; the
+// heuristic is offered the key's workspace, or `workspace_limit` bytes when that is smaller.
+[[nodiscard]] std::vector<LtAlgo> heuristic_algos(const LtDescriptors& d, int count,
+                                                  std::optional<std::size_t> workspace_limit = std::nullopt);
 // Algorithms from cublasLtMatmulAlgoGetIds with tiles, stages, split-K, reduction schemes and
 // swizzles from their capabilities, each passing cublasLtMatmulAlgoCheck and within the key's
 // workspace, none equal to one in `known`; at most `max_count`, the ones with the most even
 // waves first. See Note [Enumerating algorithms].
 [[nodiscard]] std::vector<LtAlgo> enumerated_algos(const LtDescriptors& d, const std::vector<LtAlgoConfig>& known,
                                                    int max_count);
+// Configurations next to the first `seeds` (the heuristic's best): other cluster shapes and the
+// other swizzle, each passing cublasLtMatmulAlgoCheck, none in `known`; at most `max_count`, in
+// seed order. See Note [Neighbours of the heuristic's choices].
+[[nodiscard]] std::vector<LtAlgo> neighbour_algos(const LtDescriptors& d, const std::vector<LtAlgoConfig>& seeds,
+                                                  const std::vector<LtAlgoConfig>& known, int max_count);
 // The algorithm a configuration names, when cublasLtMatmulAlgoCheck accepts it here.
 [[nodiscard]] std::optional<LtAlgo> algo_from_config(const LtDescriptors& d, const LtAlgoConfig& config);
 

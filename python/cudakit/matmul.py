@@ -1,0 +1,339 @@
+"""Matrix products through cudakit's TunableOp, on cudakit arrays and on torch tensors alike.
+
+``matmul(a, b)`` computes ``a @ b`` for ``[m, k] x [k, n]`` and batched ``[b, m, k] x [b, k, n]``
+or ``[b, m, k] x [k, n]`` operands; ``linear(x, weight, bias)`` is ``torch.nn.functional.linear``
+(``x @ weight.T + bias``, any number of leading dims); both take an epilogue (``activation=
+"relu" | "gelu"``, with or without a bias, applied by cuBLASLt in the GEMM) and, for float8
+inputs, per-tensor scales (``scale_a``, ``scale_b``: one float32 each, as ``torch._scaled_mm``).
+
+Nothing is copied: the operands' device pointers and strides go to ``cudakit::tunable::gemm`` as
+the column-major problem cuBLAS sees (``out^T = b^T a^T``), so a row-major operand is an
+untransposed cuBLAS operand and a transposed view (``w.T``, ``x.mT``) a transposed one; only an
+operand that is neither (a general strided view) is made contiguous first. The product runs on the
+operands' library's current stream (torch's for torch tensors), its output allocated by that library.
+
+Whether cuBLAS's default or a tuned solution runs is TunableOp's choice: ``cudakit.tunable.enable()``
+and ``cudakit.tunable.tuning_enable()`` switch it, as ``torch.cuda.tunable`` does for torch.
+
+``route_torch()`` is a context manager under which a torch program's CUDA ``torch.matmul``,
+``torch.mm``, ``torch.bmm``, ``torch.addmm`` and ``torch.nn.functional.linear`` (the ATen ``mm``,
+``bmm`` and ``addmm`` they reach) run through cudakit's tuner; other operations, and products cudakit
+does not take (other dtypes, CPU tensors, ``out=`` forms), run as torch's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass
+
+from . import _cudakit
+
+__all__ = ["matmul", "prepare", "linear", "route_torch", "routed_calls"]
+
+# GemmDType's, Epilogue's and GemmOp's codes (cudakit/tunable/gemm_key.hpp).
+_DTYPE_CODES = {"float32": 0, "float16": 1, "bfloat16": 2, "float64": 3, "float8_e4m3fn": 4, "float8_e5m2": 5}
+_EPILOGUES = {(False, None): 0, (True, None): 1, (False, "relu"): 2, (True, "relu"): 3, (False, "gelu"): 4,
+              (True, "gelu"): 5}
+_GEMM, _BATCHED, _EPILOGUE, _SCALED = 0, 1, 2, 3
+
+
+def _dtype_name(dtype) -> str:
+    name = str(dtype)
+    return name[6:] if name.startswith("torch.") else name
+
+
+def _is_torch(x) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "untyped_storage")
+
+
+@dataclass
+class _Operand:
+    """A matrix (or a batch of them) as cuBLAS reads it: its last two dims rows x cols."""
+
+    obj: object
+    ptr: int
+    rows: int
+    cols: int
+    trans: str  # "n": row-major (cuBLAS's untransposed cols x rows), "t": column-major
+    ld: int
+    batch_stride: int
+
+
+def _operand(x):
+    """x's last two dims (rows x cols) as cuBLAS reads them, made contiguous only when neither
+    row- nor column-major. A dimension of size one has no meaningful stride and is read as packed."""
+    shape, strides = tuple(x.shape), tuple(x.stride())
+    rows, cols = shape[-2], shape[-1]
+    sr, sc = strides[-2], strides[-1]
+    if rows == 1:
+        layout = ("n", max(cols, 1)) if sc == 1 or cols == 1 else ("t", sc) if sc >= 1 else None
+    elif cols == 1:
+        layout = ("t", rows) if sr == 1 else ("n", sr) if sr >= 1 else None
+    elif sc == 1 and sr >= cols:
+        layout = ("n", sr)
+    elif sr == 1 and sc >= rows:
+        layout = ("t", sc)
+    else:
+        layout = None
+    if layout is None:
+        return _operand(x.contiguous())
+    batch_stride = strides[0] if len(shape) == 3 and shape[0] > 1 else 0
+    return _Operand(x, x.data_ptr(), rows, cols, layout[0], layout[1], batch_stride)
+
+
+def _device_of(x) -> int:
+    if _is_torch(x):
+        return x.device.index if x.device.index is not None else _torch().cuda.current_device()
+    device = str(x.device)
+    return int(device.split(":")[1]) if ":" in device else _cudakit.current_device()
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _check_inputs(a, b, api):
+    for name, x in (("a", a), ("b", b)):
+        if x.ndim not in (2, 3):
+            raise ValueError(f"{api}: {name} has {x.ndim} dims (shape {tuple(x.shape)}); 2 or 3 are supported")
+    if a.ndim == 2 and b.ndim == 3:
+        raise ValueError(f"{api}: [m, k] x [b, k, n] is not supported (shapes {tuple(a.shape)} x {tuple(b.shape)})")
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"{api}: inner dimensions differ: {tuple(a.shape)} x {tuple(b.shape)}")
+    if a.ndim == 3 and b.ndim == 3 and a.shape[0] != b.shape[0]:
+        raise ValueError(f"{api}: batch sizes differ: {tuple(a.shape)} x {tuple(b.shape)}")
+
+
+def _stream_of(x, device):
+    if _is_torch(x):
+        return _torch().cuda.current_stream(device).cuda_stream
+    return _cudakit.current_stream(device).cuda_stream
+
+
+def _empty_like_lib(x, shape, dtype_name, device):
+    if _is_torch(x):
+        torch = _torch()
+        return torch.empty(shape, dtype=getattr(torch, dtype_name), device=f"cuda:{device}")
+    return _cudakit.empty(list(shape), dtype_name, f"cuda:{device}")
+
+
+def _tf32_for(x) -> bool:
+    if _is_torch(x):
+        return bool(_torch().backends.cuda.matmul.allow_tf32)
+    return False
+
+
+def matmul(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_dtype=None, out=None, stream=None):
+    """``a @ b`` through cudakit's TunableOp; see the module's docstring.
+
+    ``bias`` (``[n]``, the output's dtype) and ``activation`` make it a GEMM with an epilogue
+    (2-D operands only). float8 operands (``torch.float8_e4m3fn`` / ``float8_e5m2``) need
+    ``scale_a`` and ``scale_b`` (one float32 each, 16-byte aligned: a tensor of its own), ``b``
+    column-major (``w.T`` of a row-major ``w``) and ``a`` row-major, as ``torch._scaled_mm``;
+    ``out_dtype`` is then the output's type (default bfloat16). ``out``: an output of the right
+    shape and dtype to write (row-major rows; its leading dimension may exceed n). ``stream``: a
+    stream (torch's or cudakit's, or a ``cudaStream_t`` as an int) instead of the operands'
+    library's current one.
+    """
+    if type(a).__name__ == "Array" and type(b).__name__ == "Array" and bias is None and activation is None \
+            and scale_a is None and out is None and out_dtype is None and stream is None:
+        return _cudakit._matmul(a, b)
+    out, args = _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream)
+    if args is not None:
+        _cudakit._gemm(*args)
+    # The operands and the output must outlive the queued GEMM: the caller holds them; a copy made
+    # here (a contiguous version of a strided operand) belongs to the library's stream-ordered
+    # allocator, which keeps it valid for the work already queued on its stream.
+    return out
+
+
+def prepare(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_dtype=None, out=None, stream=None):
+    """The product ``matmul`` would make, checked and laid out once: returns ``(out, run)``, where
+    each ``run()`` queues it again on the same buffers and stream (a loop's, a benchmark's), at the
+    cost of one bound call. The operands must stay alive and in place while ``run`` is used."""
+    out, args = _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream)
+    gemm = _cudakit._gemm
+    if args is None:
+        return out, lambda: None
+    return out, lambda: gemm(*args)
+
+
+def _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream=None):
+    """(out, the arguments of _cudakit._gemm) for a @ b, or (out, None) when there is nothing to compute."""
+    _check_inputs(a, b, "cudakit.matmul")
+    ab = _dtype_name(a.dtype)
+    if _dtype_name(b.dtype) != ab:
+        raise ValueError(f"cudakit.matmul: dtypes differ: {ab} and {_dtype_name(b.dtype)}")
+    if ab not in _DTYPE_CODES:
+        raise ValueError(f"cudakit.matmul: dtype {ab} is not supported (float32, float16, bfloat16, float64, float8)")
+    fp8 = ab.startswith("float8")
+    if fp8 and (scale_a is None or scale_b is None):
+        raise ValueError("cudakit.matmul: float8 operands need scale_a and scale_b (one float32 each)")
+    if not fp8 and (scale_a is not None or scale_b is not None):
+        raise ValueError(f"cudakit.matmul: scale_a / scale_b are for float8 operands, not {ab}")
+    if activation not in (None, "relu", "gelu"):
+        raise ValueError(f"cudakit.matmul: activation must be None, 'relu' or 'gelu', got {activation!r}")
+    out_name = _dtype_name(out_dtype) if out_dtype is not None else ("bfloat16" if fp8 else ab)
+    if not fp8 and out_name != ab:
+        raise ValueError(f"cudakit.matmul: out_dtype {out_name} differs from the inputs' {ab} (only float8 converts)")
+    device = _device_of(a)
+    if _device_of(b) != device:
+        raise ValueError(f"cudakit.matmul: operands on different devices (cuda:{device}, cuda:{_device_of(b)})")
+
+    # [b, m, k] x [k, n] with a row-major `a` is one [b*m, k] x [k, n] product.
+    lead = ()  # the [b, m] of a folded product's output
+    if a.ndim == 3 and b.ndim == 2:
+        lead = (a.shape[0], a.shape[1])
+        flat = [a.shape[0] * a.shape[1], a.shape[2]]
+        a = a.reshape(*flat) if _is_torch(a) else a.reshape(flat)
+    batch = a.shape[0] if a.ndim == 3 else 1
+    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
+    out_shape = (*lead, N) if lead else ((batch, M, N) if a.ndim == 3 else (M, N))
+    if out is None:
+        out = _empty_like_lib(a, out_shape, out_name, device)
+        ldc, stride_c = N, M * N
+    else:
+        if tuple(out.shape) != out_shape or _dtype_name(out.dtype) != out_name:
+            raise ValueError(f"cudakit.matmul: out is {tuple(out.shape)} {_dtype_name(out.dtype)}, "
+                             f"expected {out_shape} {out_name}")
+        if out.stride()[-1] != 1 and N > 1:
+            raise ValueError(f"cudakit.matmul: out must have unit stride in its last dim (strides {out.stride()})")
+        ldc = out.stride()[-2] if out.shape[-2] > 1 else N
+        if lead and lead[0] > 1 and out.stride()[0] != lead[1] * ldc:
+            raise ValueError(f"cudakit.matmul: out (strides {out.stride()}) must hold its [b, m] rows evenly apart")
+        stride_c = out.stride()[0] if out.ndim == 3 and not lead else M * N
+    if M == 0 or N == 0:
+        return out, None
+    if K == 0:
+        out.zero_()
+        return out, None
+    # cuBLAS's A is our b, its B our a: out^T (N x M) = b^T (N x K) a^T (K x M).
+    opa, opb = _operand(b), _operand(a)
+    has_bias = bias is not None
+    if has_bias:
+        if tuple(bias.shape) != (N,) or _dtype_name(bias.dtype) != out_name:
+            raise ValueError(f"cudakit.matmul: bias must be [{N}] {out_name}, got {tuple(bias.shape)} "
+                             f"{_dtype_name(bias.dtype)}")
+        if bias.stride()[0] != 1 and N > 1:
+            bias = bias.contiguous()
+    if (has_bias or activation) and batch > 1:
+        raise ValueError("cudakit.matmul: an epilogue (bias or activation) takes 2-D operands")
+    if fp8:
+        op = _SCALED
+        if has_bias or activation:
+            raise ValueError("cudakit.matmul: float8 products take no epilogue here")
+    elif has_bias or activation:
+        op = _EPILOGUE
+    else:
+        op = _BATCHED if batch > 1 else _GEMM
+    return out, (
+        op, opa.trans, opb.trans, N, M, K, opa.ptr, opa.ld, opb.ptr, opb.ld, out.data_ptr(), ldc,
+        _DTYPE_CODES[ab], _DTYPE_CODES[out_name], batch, opa.batch_stride, opb.batch_stride,
+        stride_c if batch > 1 else 0, 1.0, 0.0, bias.data_ptr() if has_bias else 0,
+        _EPILOGUES[(has_bias, activation)], scale_a.data_ptr() if fp8 else 0, scale_b.data_ptr() if fp8 else 0,
+        _stream_of(a, device) if stream is None else int(getattr(stream, "cuda_stream", stream)), device,
+        ab == "float32" and _tf32_for(a))
+
+
+def linear(x, weight, bias=None, *, activation=None):
+    """``torch.nn.functional.linear`` (``x @ weight.T + bias``) through cudakit's TunableOp.
+
+    ``x``: ``[..., in]``; ``weight``: ``[out, in]``; ``bias``: ``[out]`` or None. The bias (and the
+    activation, when given) is applied in the GEMM's epilogue.
+    """
+    if weight.ndim != 2:
+        raise ValueError(f"cudakit.linear: weight must be [out, in], got {tuple(weight.shape)}")
+    lead = tuple(x.shape[:-1])
+    x2 = x.reshape(-1, x.shape[-1]) if _is_torch(x) else x.reshape([-1, x.shape[-1]])
+    wt = weight.t() if _is_torch(weight) else weight.T
+    y = matmul(x2, wt, bias=bias, activation=activation)
+    return y.reshape(*lead, weight.shape[0]) if _is_torch(y) else y.reshape([*lead, weight.shape[0]])
+
+
+# ---- routing torch's products --------------------------------------------------------------------
+
+_routed = threading.local()
+
+
+def routed_calls() -> int:
+    """How many products the calling thread's ``route_torch`` contexts sent to cudakit so far."""
+    return getattr(_routed, "count", 0)
+
+
+def _count():
+    _routed.count = getattr(_routed, "count", 0) + 1
+
+
+def _takes(*tensors) -> bool:
+    torch = _torch()
+    first = tensors[0]
+    if not isinstance(first, torch.Tensor) or not first.is_cuda:
+        return False
+    if first.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        return False
+    for t in tensors:
+        if not isinstance(t, torch.Tensor) or t.dtype != first.dtype or t.device != first.device:
+            return False
+    return True
+
+
+def _make_mode():
+    torch = _torch()
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    aten = torch.ops.aten
+
+    class _CudakitGemms(TorchDispatchMode):
+        """Sends aten.mm / bmm / addmm on CUDA tensors to cudakit; everything else to torch."""
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            try:
+                if func is aten.mm.default and not kwargs:
+                    a, b = args
+                    if _takes(a, b) and a.ndim == 2 and b.ndim == 2:
+                        _count()
+                        return matmul(a, b)
+                elif func is aten.bmm.default and not kwargs:
+                    a, b = args
+                    if _takes(a, b):
+                        _count()
+                        return matmul(a, b)
+                elif func is aten.addmm.default:
+                    bias, a, b = args[:3]
+                    beta = kwargs.get("beta", args[3] if len(args) > 3 else 1)
+                    alpha = kwargs.get("alpha", args[4] if len(args) > 4 else 1)
+                    if beta == 1 and alpha == 1 and _takes(a, b, bias) and bias.ndim == 1 \
+                            and bias.shape[0] == b.shape[1]:
+                        _count()
+                        return matmul(a, b, bias=bias)
+            except ValueError:
+                pass  # a product cudakit does not take: torch's own below
+            return func(*args, **kwargs)
+
+    return _CudakitGemms
+
+
+@contextlib.contextmanager
+def route_torch():
+    """Within the block, torch's CUDA matrix products run through cudakit's TunableOp.
+
+    Example::
+
+        with cudakit.matmul.route_torch():
+            y = model(x)          # its nn.Linear layers and matmuls tuned by cudakit
+    """
+    mode = _make_mode()()
+    with mode:
+        yield mode
+
+
+# `cudakit.matmul` is the function (the package re-exports it over this module's name); the
+# module's other names stay reachable from it: cudakit.matmul.prepare, .linear, .route_torch.
+matmul.prepare = prepare
+matmul.linear = linear
+matmul.route_torch = route_torch
+matmul.routed_calls = routed_calls
