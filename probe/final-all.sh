@@ -8,8 +8,8 @@ B=$PWD/gpu-bundle
 out=${OUT:-/tmp/out}
 CUDAKIT_JOBS=16 timeout 60 bash python/build-on-device.sh build-python > "$out/pybuild.log" 2>&1
 echo "python module build rc=$?"
-(cd "$B/.." && timeout 230 gpu-bundle/gpu-tier.sh "$out/tier" 2>&1 | tail -22)
-(cd python/tests && PYTHONPATH=$PWD/../../build-python timeout 130 python3 -m pytest -v -rs -p no:cacheprovider \
+(cd "$B/.." && timeout 210 gpu-bundle/gpu-tier.sh "$out/tier" 2>&1 | tail -22)
+(cd python/tests && PYTHONPATH=$PWD/../../build-python timeout 120 python3 -m pytest -v -rs -p no:cacheprovider \
    --timeout=45 --timeout-method=thread . > "$out/pytest.log" 2>&1; echo "pytest rc=$?")
 grep -E "^(FAILED|ERROR)|[0-9]+ passed|Timeout" "$out/pytest.log" | tail -12
 export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -22,6 +22,6 @@ for f in tests/data/alloc-traces/trace_*.csv.gz; do n=$(basename "$f" .csv.gz); 
 } > "$out/alloc.jsonl" 2> "$out/alloc.err"
 python3 bench/alloc_table.py "$out/alloc.jsonl" > "$out/alloc_table.md" 2>&1
 grep -E "threads|serve_8t.ns|serve_4w.ns|serve_2w.ns|pair_1MiB" "$out/alloc_table.md"
-PYTHONPATH=$PWD/build-python timeout 60 python3 bench/torch_gemm_interleaved.py --extra --rounds 5 \
+PYTHONPATH=$PWD/build-python timeout 50 python3 bench/torch_gemm_interleaved.py --extra --rounds 5 \
   --json "$out/gemm.jsonl" > "$out/gemm.txt" 2> "$out/gemm.err"; echo "gemm rc=$?"
 python3 bench/tunable_table.py "$out/gemm.jsonl" > "$out/gemm_table.md" 2>&1; tail -8 "$out/gemm_table.md"
