@@ -270,7 +270,8 @@ def main():
     ap.add_argument("--json", default="", help="also append the JSON lines to this file")
     args = ap.parse_args()
     torch.cuda.tunable.tuning_enable(True)
-    torch.cuda.tunable.write_file_on_exit(False)
+    if hasattr(torch.cuda.tunable, "write_file_on_exit"):  # absent from some torch releases
+        torch.cuda.tunable.write_file_on_exit(False)
     cudakit.tunable.tuning_enable(True)
     cudakit.tunable.write_file_on_exit(False)
     with open(args.shapes) as f:

@@ -250,6 +250,17 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     return shard;
   }
 
+  // A request from inside the provider of the pool it names (See Note [A pool's allocator calling
+  // back] in detail/memory_supply.hpp): served by the default pool on the same stream.
+  Shard* shard_for_reentrant_request(const Shard& s) {
+    if (s.pool->id.is_default()) {
+      throw InvalidArgumentError("CachingAllocator::allocate",
+                                 "the default pool's allocation function asked the default pool for memory: "
+                                 "it must obtain memory elsewhere (cudaMalloc, another pool)");
+    }
+    return shard_for(PoolId{}, s.stream);
+  }
+
   // Every shard of every pool, gathered under the pools' locks.
   std::vector<Shard*> all_shards() const {
     std::vector<Shard*> all;
@@ -282,8 +293,12 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
 
   // Starts the device's ledger as the second shard is created (the creation mutex held, so the
   // one existing shard is all there is). See Note [Device-wide peaks].
+  // A second shard asked for from inside the one shard's own provider (See Note [A pool's
+  // allocator calling back] in detail/memory_supply.hpp) finds that shard locked by this very
+  // thread, between two changes: its statistics are read as they are.
   void start_device_stats() {
     for_each_shard([&](Shard& s) {
+      if (s.pool == detail::t_pool_being_supplied) return device_stats.start(observed_stats(s));
       std::lock_guard lock(s.lock);
       device_stats.start(observed_stats(s));
     });
@@ -458,7 +473,9 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
   // ---- serving requests ----
   void* allocate(std::size_t bytes, StreamKey stream, PoolId pool_id) {
     if (bytes == 0) return nullptr;
-    Shard& s = *shard_for(pool_id, stream);
+    Shard* shard = shard_for(pool_id, stream);
+    if (shard->pool == detail::t_pool_being_supplied) [[unlikely]] shard = shard_for_reentrant_request(*shard);
+    Shard& s = *shard;
     if (bytes > detail::kLargestRequest) [[unlikely]] report_oom(bytes, s, events->capturing(s.stream));
     const std::size_t rounded = round_request(bytes);
     s.lock.lock();

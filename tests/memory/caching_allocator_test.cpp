@@ -918,5 +918,34 @@ TEST_P(CachingAllocatorModes, AbsurdlyLargeRequestsAreRefusedWithTheirSize) {
   EXPECT_EQ(f.allocator.stats().num_ooms, 3);
 }
 
+// See Note [A pool's allocator calling back]: a pool whose allocation function allocates through
+// the same allocator, from that same pool (a CUDAPluggableAllocator over cudakit's own functions
+// under use_mem_pool), gets its memory from the default pool instead of waiting for ever on the
+// pool's own lock.
+TEST(CachingAllocatorPools, APoolsAllocatorAskingThatPoolIsServedByTheDefaultPool) {
+  struct CallingBack : HostSegmentProvider {
+    CallingBack() : HostSegmentProvider(8ull << 30, 0) {}  // page size 0: fixed segments, as user functions
+    CachingAllocator* allocator = nullptr;
+    PoolId pool;
+    std::vector<void*> inner;
+    void* allocate_segment(std::size_t bytes, StreamKey stream) override {
+      inner.push_back(allocator->allocate(4096, stream, pool));
+      return HostSegmentProvider::allocate_segment(bytes, stream);
+    }
+  };
+  Fixture f;
+  auto provider = std::make_shared<CallingBack>();
+  provider->allocator = &f.allocator;
+  provider->pool = CachingAllocator::new_pool_id();
+  f.allocator.create_pool(provider->pool, provider, {});
+  void* p = f.allocator.allocate(3 * MiB, kStreamA, provider->pool);
+  ASSERT_EQ(provider->inner.size(), 1u);
+  EXPECT_GT(f.allocator.pool_allocated_bytes(PoolId{}), 0u) << "the inner request went to the default pool";
+  EXPECT_GE(f.allocator.pool_allocated_bytes(provider->pool), 3 * MiB);
+  f.allocator.deallocate(p);
+  for (void* q : provider->inner) f.allocator.deallocate(q);
+  f.allocator.release_pool(provider->pool);
+}
+
 }  // namespace
 }  // namespace cudakit::memory

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "cudakit/memory/segment_observer.hpp"
 #include "cudakit/memory/segment_provider.hpp"
@@ -65,6 +66,16 @@ inline constexpr std::uint64_t kChurningAllocationsPerPage = 8;  // churning: th
 
 // The supply part of the caching allocator's Engine, which derives from it (CRTP; See Note
 // [Allocator internals are hidden] in block.hpp). Every shard passed in is locked.
+// Note [A pool's allocator calling back]
+// A pool's segment provider may run the user's allocation functions (MemPool(allocator=...)), and
+// those may allocate through cudakit again (a CUDAPluggableAllocator over cudakit's own functions,
+// whose requests go to the thread's current pool). The provider runs with the pool's shard locked,
+// so a request to that same pool would wait for ever on the lock its own thread holds. While a
+// provider supplies a pool on this thread, that pool is here, and allocate() serves a request
+// for it from the default pool instead (the user's function wanted device memory, not that
+// pool's); a default pool whose provider calls back into itself is refused with an error.
+[[gnu::tls_model("initial-exec")]] inline thread_local const Pool* t_pool_being_supplied = nullptr;
+
 template <class Engine>
 struct [[gnu::visibility("hidden")]] MemorySupply {
   Engine& e() noexcept { return static_cast<Engine&>(*this); }
@@ -182,7 +193,16 @@ struct [[gnu::visibility("hidden")]] MemorySupply {
                               : rounded < kMediumLimit ? e().config.large_segment_size
                                                        : round_up(rounded, kSegmentRound);
     if (!may_reserve(*s.pool, bytes)) return nullptr;
-    void* p = s.pool->provider->allocate_segment(bytes, s.stream);
+    void* p = nullptr;
+    {
+      // See Note [A pool's allocator calling back].
+      const Pool* outer = std::exchange(t_pool_being_supplied, s.pool);
+      struct Restore {
+        const Pool* outer;
+        ~Restore() { t_pool_being_supplied = outer; }
+      } restore{outer};
+      p = s.pool->provider->allocate_segment(bytes, s.stream);
+    }
     if (!p) return nullptr;
     e().history.trace(TraceEntry::Action::segment_alloc, p, bytes, s.stream);
     report_segment(SegmentEvent::Kind::mapped, s, p, bytes, false);
