@@ -322,15 +322,7 @@ TuningReport tune(const GemmKey& key, OptionalStream stream_arg) {
   budget.max_warmup_iterations = options.max_warmup_iterations;
   budget.preheat_ms = kPreheatMs;
   // The events' time is below the wall time (launches, synchronizations and the lead runs of
-  // Note [The heuristic under smaller workspaces]
-// cuBLASLt's heuristic ranks by a model that weighs the workspace it may use: asked with 32 MiB it
-// can prefer a configuration that a smaller workspace would not have led it to, and its list of
-// 128 does not always hold the other one. On 2026-12-04 (H200, probe/gemm_compare.sh) 3072 x 768
-// x 3072 bfloat16 ran 10% faster with the first choice of a 1 MiB query (torch's cuBLASLt
-// workspace: a 192x96 tile, 1x2 cluster) than with cuBLAS's default or the 32 MiB query's (128x160,
-// 2x4). So the first choices of a 1 MiB and a workspace-free query are candidates too.
-//
-// Note [A lead run before each sample]): leave half of what remains for them.
+  // Note [A lead run before each sample]): leave half of what remains for them.
   budget.max_total_ms = std::max(1.0, (options.max_shape_tuning_ms - ms_since(start)) / 2.0);
   EventTimer timer(timed_plans, key, operands, stream);
   report.decision = choose_fastest(timed_plans.size(), timer, budget);

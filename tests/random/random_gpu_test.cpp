@@ -37,7 +37,7 @@ const Dist kNormal{"normal", [](Tensor& t, rnd::Generator& g) { rnd::normal_(t, 
 const Dist kNormalShifted{"normal(2,3)", [](Tensor& t, rnd::Generator& g) { rnd::normal_(t, 2, 3, &g); }};
 const Dist kExponential{"exponential", [](Tensor& t, rnd::Generator& g) { rnd::exponential_(t, 1.5, &g); }};
 const Dist kBernoulli{"bernoulli", [](Tensor& t, rnd::Generator& g) { rnd::bernoulli_(t, 0.25, &g); }};
-const Dist kRandint{"randint", [](Tensor& t, rnd::Generator& g) { rnd::random_(t, 3, 200, &g); }};
+const Dist kRandint{"randint", [](Tensor& t, rnd::Generator& g) { rnd::random_(t, 3, 100, &g); }};
 const Dist kRandintWide{"randint64", [](Tensor& t, rnd::Generator& g) {
   rnd::random_(t, 0, std::int64_t{1} << 50, &g);
 }};
