@@ -110,13 +110,10 @@ class graph:
 
     Args:
         cuda_graph: the CUDAGraph to capture into (empty, or reset).
-        pool: a pool id (``graph_pool_handle()``, ``other_graph.pool()``) or a MemPool to share
-            memory with other captures; None for a private pool.
+        pool: a pool id (``graph_pool_handle()``, ``other_graph.pool()``) or a MemPool to share memory with other captures; None for a private pool.
         stream: the capturing stream.
-        capture_error_mode: ``"global"``, ``"thread_local"`` or ``"relaxed"``
-            (cudaStreamCaptureMode).
-        enable_annotations: record ``graph_annotations.mark_kernels`` regions for the captured
-            kernels (torch.cuda.graph's argument of the same name).
+        capture_error_mode: ``"global"``, ``"thread_local"`` or ``"relaxed"`` (cudaStreamCaptureMode).
+        enable_annotations: record ``graph_annotations.mark_kernels`` regions for the captured kernels (torch.cuda.graph's argument of the same name).
     """
 
     default_capture_stream: Optional[_cudakit.Stream] = None
