@@ -74,7 +74,8 @@ SafetensorsLoad load_safetensors(const std::filesystem::path& path, tensor::Devi
   } catch (const InvalidArgumentError& error) {
     refuse(path, error.what());
   }
-  for (const auto& [name, dtype] : read.dtypes) {
+  for (const auto& asked : read.dtypes) {
+    const std::string& name = asked.first;  // not a structured binding: clang 14 cannot capture one
     const bool present = std::any_of(header.tensors.begin(), header.tensors.end(),
                                      [&](const SafetensorsEntry& e) { return e.name == name; });
     if (!present) refuse(path, concat("dtypes names tensor \"", name, "\", which the file does not hold"));
