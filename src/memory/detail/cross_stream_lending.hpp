@@ -3,6 +3,7 @@
 // finished (See Note [Memory across streams]), a part of the caching allocator's policy engine.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -154,20 +155,28 @@ struct [[gnu::visibility("hidden")]] CrossStreamLending {
   // shard leaves only after it entered, once per block that entered its index). A lender's queues of lent blocks are dropped once empty, so
   // that returning a block looks only at borrowers with blocks out.
 
-  // The shards a borrower looks at, in order (pool.shards_mutex held).
-  std::vector<Shard*> lender_candidates(Pool& pool, const Shard& requester) {
-    std::vector<Shard*> out;
+  // The shards a borrower looks at, in order (pool.shards_mutex held): at most kLenderProbes + 1,
+  // held without a heap allocation, since a borrow is on the way of an allocation.
+  struct Candidates {
+    std::array<Shard*, kLenderProbes + 1> shards{};
+    std::size_t count = 0;
+    void add(Shard* s) noexcept { shards[count++] = s; }
+    Shard* const* begin() const noexcept { return shards.data(); }
+    Shard* const* end() const noexcept { return shards.data() + count; }
+  };
+  Candidates lender_candidates(Pool& pool, const Shard& requester) {
+    Candidates out;
     if (pool.shards.size() <= kLenderProbes + 1) {
       for (auto& owner : pool.shards) {
-        if (owner.get() != &requester) out.push_back(owner.get());
+        if (owner.get() != &requester) out.add(owner.get());
       }
       return out;
     }
     std::lock_guard lock(pool.lenders_lock);
-    for (std::size_t looked = 0; looked < pool.lenders.size() && out.size() < kLenderProbes; ++looked) {
+    for (std::size_t looked = 0; looked < pool.lenders.size() && out.count < kLenderProbes; ++looked) {
       if (pool.lenders_cursor >= pool.lenders.size()) pool.lenders_cursor = 0;
       Shard* t = pool.lenders[pool.lenders_cursor++];
-      if (t != &requester) out.push_back(t);
+      if (t != &requester) out.add(t);
     }
     return out;
   }
