@@ -56,8 +56,8 @@ void bind_matmul(nb::module_& m) {
 
   // One column-major GEMM, D = alpha * op(A) op(B) (+ beta * C) with C = D (ldc apart), in the
   // cuBLAS terms of tunable::GemmKey. `op` is GemmOp's code (0 gemm, 1 strided batched, 2 with an
-  // epilogue, 3 scaled float8; the scale modes ScaleMode's codes); `stream` a cudaStream_t's address (0: the legacy default stream),
-  // on `device`. The GIL is released for the call: the tuner may time candidates for a while.
+  // epilogue, 3 scaled float8; scale_a_mode and scale_b_mode ScaleMode's codes); `stream` a
+  // cudaStream_t's address (0: the legacy default stream), on `device`. The GIL is released for the call: the tuner may time candidates for a while.
   m.def("_gemm",
         [](int op, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k, std::uintptr_t a,
            std::int64_t lda, std::uintptr_t b, std::int64_t ldb, std::uintptr_t c, std::int64_t ldc, int ab_type,
