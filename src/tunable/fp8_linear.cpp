@@ -120,6 +120,9 @@ Fp8Linear fp8_linear(const std::map<std::string, Tensor>& tensors, std::string_v
     fail(concat("\"", p, ".weight\" is ", describe(*weight), "; an FP8 layer's weight is float8_e4m3fn or "
                 "float8_e5m2 [out, in]"));
   }
+  if (weight->size(0) > INT32_MAX || weight->size(1) > INT32_MAX) {
+    fail(concat("\"", p, ".weight\" is ", describe(*weight), ", past cuBLAS's 32-bit dimensions"));
+  }
   if (!weight->is_contiguous()) fail(concat("\"", p, ".weight\" is not contiguous (strides ",
                                             tensor::shape_string(weight->strides()), ")"));
   const Tensor* inv = find(".weight_scale_inv");
