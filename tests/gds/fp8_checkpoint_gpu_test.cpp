@@ -20,6 +20,7 @@
 #include "cudakit/tensor/elementwise.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "cudakit/tunable/fp8_linear.hpp"
+#include "cudakit/tunable/tunable.hpp"
 #include "support/gpu_test.hpp"
 #include "support/scratch_dir.hpp"
 
@@ -210,6 +211,30 @@ TEST(Fp8CheckpointGpu, ScaledLayersMatchTheirDequantizedReference) {
   // the weight is not padded. in = 640: 5 k-blocks, the block scale copied to cuBLASLt's stride 8.
   check_layer(Scheme::block, 320, 640, 36, DType::float32);
   check_layer(Scheme::per_channel, 320, 640, 36, DType::float32);
+}
+
+// With TunableOp tuning: the tuner times the scaled keys with scales of their modes' sizes (its
+// candidates checked against Default), and the solution it picks gives the same layer outputs.
+TEST(Fp8CheckpointGpu, TunedScaledLayersMatchToo) {
+  CUDAKIT_REQUIRE_GPU();
+  if (get_device_capability().first < 9) GTEST_SKIP() << "block-scaled FP8 GEMMs need compute capability 9.0";
+  struct Restore {
+    tunable::TuningOptions saved = tunable::options();
+    ~Restore() {
+      tunable::clear_results();
+      tunable::set_options(saved);
+    }
+  } restore;
+  tunable::TuningOptions o = restore.saved;
+  o.enabled = true;
+  o.tuning = true;
+  o.filename = "";
+  o.max_shape_tuning_ms = 300;
+  tunable::set_options(o);
+  tunable::clear_results();
+  check_layer(Scheme::block, 256, 512, 32, DType::bfloat16);
+  check_layer(Scheme::per_channel, 256, 512, 32, DType::bfloat16);
+  check_layer(Scheme::per_tensor, 256, 512, 32, DType::bfloat16);
 }
 
 // A k that is not a multiple of 128 is refused for block scales (Note [FP8 scale modes]), before
