@@ -155,8 +155,11 @@ def main():
     emit("setup", "info", size, 0.0, dir=args.dir, root=os.geteuid() == 0, safetensors=safetensors.__version__,
          torch=torch.__version__, file=path)
 
-    disk_bytes, disk_seconds = disk_odirect_read(path)
-    emit("checkpoint_disk_odirect_read", "disk", disk_bytes, disk_seconds)
+    try:
+        disk_bytes, disk_seconds = disk_odirect_read(path)
+        emit("checkpoint_disk_odirect_read", "disk", disk_bytes, disk_seconds)
+    except OSError as error:  # a file system without O_DIRECT (tmpfs): the row says so
+        emit("checkpoint_disk_odirect_read", "disk", size, 0.0, error=f"{type(error).__name__}: {error}")
 
     def load_cudakit():
         start = time.perf_counter()
