@@ -114,6 +114,18 @@ Quantized quantize(const std::vector<float>& v, std::int64_t rows, std::int64_t 
   return q;
 }
 
+// Per-token 1x128 scales as cuBLASLt reads them: [tokens, groups] with tokens contiguous, the
+// transpose of a contiguous [groups, tokens] (quantize() writes them [tokens, groups] row-major).
+Tensor token_group_scales(const Quantized& xq, std::int64_t tokens) {
+  std::vector<float> by_group(xq.scales.size());
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    for (std::int64_t g = 0; g < xq.scale_cols; ++g) {
+      by_group[static_cast<std::size_t>(g * tokens + t)] = xq.scales[static_cast<std::size_t>(t * xq.scale_cols + g)];
+    }
+  }
+  return tensor::from_host(by_group, {xq.scale_cols, tokens}, Device::cuda(0)).t();
+}
+
 std::vector<float> values(std::int64_t rows, std::int64_t cols, unsigned seed) {
   return uniform(rows, cols, seed).to_vector<float>();
 }
@@ -159,15 +171,7 @@ void check_layer(Scheme scheme, std::int64_t out, std::int64_t in, std::int64_t 
   switch (layer.activation_mode()) {
     case tunable::ScaleMode::scalar: x_scale = *layer.input_scale; break;
     case tunable::ScaleMode::outer_vec: x_scale = tensor::from_host(xq.scales, Device::cuda(0)); break;
-    default: {  // [tokens, groups] with tokens contiguous: the transpose of a contiguous [groups, tokens]
-      std::vector<float> by_group(xq.scales.size());
-      for (std::int64_t t = 0; t < tokens; ++t) {
-        for (std::int64_t g = 0; g < xq.scale_cols; ++g) {
-          by_group[static_cast<std::size_t>(g * tokens + t)] = xq.scales[static_cast<std::size_t>(t * xq.scale_cols + g)];
-        }
-      }
-      x_scale = tensor::from_host(by_group, {xq.scale_cols, tokens}, Device::cuda(0)).t();
-    }
+    default: x_scale = token_group_scales(xq, tokens);
   }
   const Tensor x_fp8 = xq.fp8.to(Device::cuda(0));
   Tensor y = tensor::zeros({tokens, out}, {.dtype = out_dtype, .device = Device::cuda(0)});
@@ -284,13 +288,8 @@ TEST(Fp8CheckpointGpu, MxScalesThatAgreePer128RunAsVec128) {
   const tunable::Fp8Linear layer = tunable::fp8_linear(tensors, "mx");
   ASSERT_EQ(layer.weight_mode(), tunable::ScaleMode::vec128);
   const Quantized xq = quantize(x, kTokens, kIn, 1, 128);
-  std::vector<float> by_group(xq.scales.size());
-  for (std::int64_t t = 0; t < kTokens; ++t) {
-    for (std::int64_t g = 0; g < 2; ++g) by_group[static_cast<std::size_t>(g * kTokens + t)] = xq.scales[static_cast<std::size_t>(t * 2 + g)];
-  }
   Tensor y = tensor::zeros({kTokens, kOut}, {.dtype = DType::float32, .device = Device::cuda(0)});
-  tunable::fp8_linear_forward(layer, xq.fp8.to(Device::cuda(0)),
-                              tensor::from_host(by_group, {2, kTokens}, Device::cuda(0)).t(), y);
+  tunable::fp8_linear_forward(layer, xq.fp8.to(Device::cuda(0)), token_group_scales(xq, kTokens), y);
   const std::vector<float> got = y.to_vector<float>();
   const std::vector<double> wv = w_fp8.to_vector<double>(), xv = xq.fp8.to_vector<double>();
   for (std::int64_t t = 0; t < kTokens; ++t) {
