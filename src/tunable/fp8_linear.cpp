@@ -247,6 +247,22 @@ void fp8_linear_forward(const Fp8Linear& layer, const Tensor& x, const Tensor& x
                                                : concat("per token in 1x128 groups: [", tokens, ", ", groups,
                                                         "] with strides (1, ", tokens, ") (tokens contiguous)")));
   }
+  // See Note [FP8 scale modes]: block scales need n (the tokens) to be a multiple of 4. A decode
+  // step's one token is padded to four, its activations, scales and output only (a few rows),
+  // never the weight: the padded rows' scales are zero and their outputs dropped.
+  if (mode == ScaleMode::vec128 && tokens % 4 != 0) {
+    const std::int64_t padded = (tokens + 3) / 4 * 4;
+    const tensor::TensorOptions on_x{.dtype = x.dtype(), .device = x.device()};
+    Tensor x4 = tensor::zeros({padded, in}, on_x, stream);
+    x4.slice(0, 0, tokens).copy_(x, stream);
+    Tensor scale4 = tensor::zeros({groups, padded}, {.dtype = DType::float32, .device = x.device()}, stream);
+    scale4.slice(1, 0, tokens).copy_(x_scale.t(), stream);
+    Tensor y4 = tensor::empty({padded, out}, {.dtype = y.dtype(), .device = y.device()}, stream);
+    const Tensor scale4_t = scale4.t();
+    fp8_linear_forward(layer, x4, scale4_t, y4, stream);
+    y.copy_(y4.slice(0, 0, tokens), stream);
+    return;
+  }
   const auto gemm_type = [](DType d) {
     switch (d) {
       case DType::float8_e4m3fn: return GemmDType::float8_e4m3;

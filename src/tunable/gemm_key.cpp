@@ -277,7 +277,8 @@ GemmKey GemmKey::parse(std::string_view op_name, std::string_view signature) {
 //   are copied to the padded stride (safetensors_fp8 in the layer code does).
 // The block modes pair as vec128 x vec128, vec128 x blk128x128 and blk128x128 x vec128 (not
 // blk x blk); D is float16, bfloat16 or float32; scale pointers 16-byte aligned; m and n
-// multiples of 4. Partial blocks are laid out (the ceil above) for m and n; a k that is not a
+// multiples of 4 (tunable::fp8_linear_forward pads a token count that is not to the next
+// multiple: activations, scales and output, never the weight). Partial blocks are laid out (the ceil above) for m and n; a k that is not a
 // multiple of 128 is refused here: the documentation's layouts leave open whether a partial last
 // k-block is read, and padding k would mean copying the weights (notes/gds.md, "FP8 block scales").
 // The MX layout (VEC32_UE8M0, 32-element blocks with E8M0 scales) has no Hopper kernel: a
@@ -301,7 +302,7 @@ void GemmKey::validate_scale_modes(const Fail& fail) const {
     fail("scale modes blk128x128 x blk128x128: cuBLASLt has no 2-D x 2-D block scaling; quantize one operand "
          "(the activations) in 1x128 groups (vec128)");
   }
-  if (m % 4 != 0 || n % 4 != 0) {
+  if ((block_a || block_b) && (m % 4 != 0 || n % 4 != 0)) {
     fail(cudakit::detail::concat("scale modes ", pair, " need m and n to be multiples of 4 (m is ", m, ", n ", n, ")"));
   }
   if ((block_a || block_b) && k % 128 != 0) {

@@ -215,6 +215,11 @@ TEST(Fp8CheckpointGpu, ScaledLayersMatchTheirDequantizedReference) {
   // the weight is not padded. in = 640: 5 k-blocks, the block scale copied to cuBLASLt's stride 8.
   check_layer(Scheme::block, 320, 640, 36, DType::float32);
   check_layer(Scheme::per_channel, 320, 640, 36, DType::float32);
+  // A decode step: one token (block scales: padded to four rows inside fp8_linear_forward), and 5.
+  check_layer(Scheme::block, 256, 512, 1, DType::bfloat16);
+  check_layer(Scheme::block, 256, 512, 5, DType::float32);
+  check_layer(Scheme::per_channel, 256, 512, 1, DType::bfloat16);
+  check_layer(Scheme::per_tensor, 256, 512, 1, DType::bfloat16);
 }
 
 // With TunableOp tuning: the tuner times the scaled keys with scales of their modes' sizes (its

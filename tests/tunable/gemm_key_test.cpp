@@ -227,6 +227,10 @@ TEST(GemmKey, ScaleModesFollowCublasltsPairsAndShapes) {
   odd_n.n = 18;
   EXPECT_NE(refusal_of(odd_n).find("m and n to be multiples of 4 (m is 4096, n 18)"), std::string::npos)
       << refusal_of(odd_n);
+  GemmKey one_token = fp8_block();  // outer vectors have no such rule: a decode step's one token
+  one_token.scale_a_mode = one_token.scale_b_mode = ScaleMode::outer_vec;
+  one_token.n = 1;
+  EXPECT_EQ(refusal_of(one_token), "accepted");
   GemmKey partial_k = fp8_block();
   partial_k.k = 4096 + 64;
   partial_k.lda = partial_k.ldb = 4160;
