@@ -376,6 +376,15 @@ def area_gds(out, plots):
             rows.append(row(case, "GB/s", best[(case, "cudakit")], peer, best.get((case, peer)), True,
                             "disk O_DIRECT read" if case == "cold_load" else None,
                             disk if case == "cold_load" else None, noise=0.1))
+    # safetensors_load_bench.py: one file, cudakit against safetensors.torch.load_file (best of the
+    # repetitions, as the rows above), the cold row against the disk's O_DIRECT read of that file.
+    checkpoint_disk = best.get(("checkpoint_disk_odirect_read", "disk"))
+    for case in ("checkpoint_cold_load", "checkpoint_warm_load"):
+        if (case, "cudakit") in best:
+            cold = case == "checkpoint_cold_load"
+            rows.append(row(f"safetensors {case[len('checkpoint_'):]}", "GB/s", best[(case, "cudakit")],
+                            "safetensors.torch", best.get((case, "safetensors")), True,
+                            "disk O_DIRECT read" if cold else None, checkpoint_disk if cold else None, noise=0.1))
     sweep = {}
     for r in lines:
         if r["case"].startswith("sweep_") and r.get("chunk_bytes"):

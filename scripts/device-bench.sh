@@ -186,8 +186,12 @@ if part gds; then
     # the cold-cache rows (each row says how much stayed resident).
     { "$B/bin/gds_bench" --dir /tmp --gib "$gib" --sweep
       python3 bench/torch_gds_bench.py --dir /tmp --gib "$gib" 2>&1 | grep '^{'
+      # One safetensors file loaded by cudakit's Python loader and by safetensors.torch.load_file,
+      # cold and warm, alternating, with the disk's O_DIRECT figure and a byte-identity check.
+      if python_module; then python3 bench/safetensors_load_bench.py --dir /tmp --gib "$gib" 2>&1 | grep '^{'
+      else skip "gds checkpoint rows" "the cudakit Python module is not importable here"; fi
     } > "$out/gds.jsonl" 2> "$out/gds.err"
-    rm -f /tmp/cudakit_gds_bench* /tmp/torch_gds_bench*
+    rm -f /tmp/cudakit_gds_bench* /tmp/torch_gds_bench* /tmp/safetensors_load_bench*
     python3 bench/gds_table.py "$out/gds.jsonl" | tee "$out/gds.txt"
   else skip "gds" "gds_bench was not built"; fi
 fi
