@@ -109,54 +109,43 @@ void BM_EmptyKernelLaunch_cudakit_current_stream(benchmark::State& state) {
 }
 BENCHMARK(BM_EmptyKernelLaunch_cudakit_current_stream);
 
-void BM_EmptyKernelLaunch_raw(benchmark::State& state) {
+// `launch(stream)` on a raw stream of its own, the queue kept from filling by a sync every 256.
+template <class Launch>
+void launch_loop(benchmark::State& state, Launch launch) {
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   int n = 0;
   for (auto _ : state) {
-    cudakit::bench::launch_empty(s);
+    launch(s);
     if (++n % 256 == 0) cudaStreamSynchronize(s);
   }
   cudaStreamSynchronize(s);
   cudaStreamDestroy(s);
 }
+
+void BM_EmptyKernelLaunch_raw(benchmark::State& state) { launch_loop(state, cudakit::bench::launch_empty); }
 BENCHMARK(BM_EmptyKernelLaunch_raw);
 
 // The library's own launch path (cudakit::launch_kernel: the trace hooks' check and the launch
 // check) against a raw launch checked the same way (torch's C10_CUDA_KERNEL_LAUNCH_CHECK is that
 // cudaGetLastError too); and with a listener attached, what listening costs.
-void launch_loop(benchmark::State& state) {
-  cudaStream_t s;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  int n = 0;
-  for (auto _ : state) {
-    cudakit::bench::launch_empty_through_cudakit(s);
-    if (++n % 256 == 0) cudaStreamSynchronize(s);
-  }
-  cudaStreamSynchronize(s);
-  cudaStreamDestroy(s);
+void BM_LaunchKernel_cudakit(benchmark::State& state) {
+  launch_loop(state, cudakit::bench::launch_empty_through_cudakit);
 }
-void BM_LaunchKernel_cudakit(benchmark::State& state) { launch_loop(state); }
 BENCHMARK(BM_LaunchKernel_cudakit);
 
 void BM_LaunchKernel_raw(benchmark::State& state) {
-  cudaStream_t s;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  int n = 0;
-  for (auto _ : state) {
+  launch_loop(state, [](cudaStream_t s) {
     cudakit::bench::launch_empty(s);
     benchmark::DoNotOptimize(cudaGetLastError());
-    if (++n % 256 == 0) cudaStreamSynchronize(s);
-  }
-  cudaStreamSynchronize(s);
-  cudaStreamDestroy(s);
+  });
 }
 BENCHMARK(BM_LaunchKernel_raw);
 
 void BM_LaunchKernel_listened(benchmark::State& state) {
   long seen = 0;
   const auto id = cudakit::attach_trace_listener([&](const cudakit::TraceEvent&) { ++seen; });
-  launch_loop(state);
+  launch_loop(state, cudakit::bench::launch_empty_through_cudakit);
   cudakit::detach_trace_listener(id);
   benchmark::DoNotOptimize(seen);
 }
