@@ -192,7 +192,7 @@ void issue(const std::shared_ptr<CommunicatorState>& state, const OperationInfo&
     return;
   }
   if (r == ncclInProgress) s.wait_ready(CommunicatorState::label(info.op, seq));
-  s.watch(seq, info.op, stream);
+  s.watch(seq, info.op, stream, capture);
 }
 
 std::mutex& cache_mutex() {

@@ -286,10 +286,13 @@ void CommunicatorState::wait_ready(const std::string& what) {
   }
 }
 
-void CommunicatorState::watch(std::uint64_t seq_, const std::string& op, StreamRef stream) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  CUDAKIT_CHECK_CUDA(cudaStreamIsCapturing(stream.handle(), &capture));
-  if (capture != cudaStreamCaptureStatusNone) return;
+void CommunicatorState::watch(std::uint64_t seq_, const std::string& op, StreamRef stream,
+                              std::optional<cudaStreamCaptureStatus> capture) {
+  if (!capture) {
+    capture = cudaStreamCaptureStatusNone;
+    CUDAKIT_CHECK_CUDA(cudaStreamIsCapturing(stream.handle(), &*capture));
+  }
+  if (*capture != cudaStreamCaptureStatusNone) return;
   cudaEvent_t event = nullptr;
   {
     std::lock_guard lock(mutex_);
