@@ -206,7 +206,11 @@ def area_graphs(out, plots):
 def area_core(out, plots):
     t = text(os.path.join(out, "core.txt"))
     times = {}
-    for m in re.finditer(r"^BM_(\w+?)_(cudakit\w*|raw)\s+(\d+) ns", t, re.M):
+    # Repeated runs print aggregates (Note [Interleaved repetitions] in scripts/device-bench.sh):
+    # the medians are taken; a run of one repetition each prints plain rows.
+    medians = re.search(r"^BM_\w+_median\s", t, re.M) is not None
+    pattern = r"^BM_(\w+?)_(cudakit\w*?|raw)" + ("_median" if medians else "") + r"\s+(\d+) ns"
+    for m in re.finditer(pattern, t, re.M):
         times.setdefault(m.group(1), {})[m.group(2)] = float(m.group(3))
     rows = []
     for case, by in times.items():
