@@ -530,7 +530,8 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     if (config.garbage_collection_threshold > 0 &&
         static_cast<double>(reserved.total() + rounded) >
             config.garbage_collection_threshold * static_cast<double>(detail::allowed_bytes(*s.pool, config)) &&
-        !events->capturing(s.stream)) {  // See Note [No cache release during capture].
+        !events->capturing(s.stream) &&  // See Note [No cache release during capture].
+        s.pool->holds.load(std::memory_order_acquire) == 0) {  // See Note [A graph's pool keeps its free memory].
       release_cached(s, false);
     }
     return expandable ? grow_arena(s, rounded) : new_segment(s, rounded);
@@ -801,6 +802,23 @@ void CachingAllocator::release_pool(PoolId id) {
     pool->released = true;  // no new allocations; live blocks can still be freed
   }
   impl_->generation.fetch_add(1);
+}
+
+void CachingAllocator::hold_pool(PoolId id) {
+  Pool* pool = impl_->find_pool(id);
+  if (!pool) {
+    throw InvalidArgumentError("CachingAllocator::hold_pool", concat("pool (", id.first, ", ", id.second,
+                                                                     ") does not exist"));
+  }
+  pool->holds.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void CachingAllocator::release_pool_hold(PoolId id) noexcept {
+  std::lock_guard lock(impl_->pools_mutex);  // a released pool's hold too (its entry stays)
+  const auto it = impl_->pools.find(id);
+  if (it != impl_->pools.end() && it->second->holds.load(std::memory_order_acquire) > 0) {
+    it->second->holds.fetch_sub(1, std::memory_order_acq_rel);
+  }
 }
 
 bool CachingAllocator::has_pool(PoolId id) const { return impl_->find_pool(id) != nullptr; }

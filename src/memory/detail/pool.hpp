@@ -32,6 +32,10 @@ struct [[gnu::visibility("hidden")]] Pool {
   std::vector<Shard*> lenders;  // under lenders_lock
   std::size_t lenders_cursor = 0;  // under lenders_lock
   bool released = false;
+  // Users whose work still reads the pool's free memory (graphs captured into it): while there
+  // are any, only release_pool returns its cached memory. See Note [A graph's pool keeps its
+  // free memory] in memory_supply.hpp.
+  std::atomic<int> holds{0};
 };
 
 // What the per-process memory fraction lets `pool` reserve.
