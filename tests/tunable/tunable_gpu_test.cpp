@@ -646,13 +646,18 @@ TEST_F(TunableGpu, CapturedDefaultAndTunedGemmsReplayRightAfterTheCacheIsEmptied
   stream.synchronize();
   ASSERT_EQ(get_results().size(), 1u);
   // One graph with Default alone (tunable off for the whole capture), one with the others.
+  // Each switch of TunableOp makes plans anew: made eagerly before each capture, as a program's
+  // warm-up would.
   graphs::Graph plain_graph, tuned_graph;
   enable(false);
+  gemm(g.dflt.args());
   {
     graphs::GraphCapture capture(plain_graph);
     gemm(g.dflt.args());
   }
   enable(true);
+  g.run(false);
+  stream.synchronize();
   memory::empty_cache();  // what the next capture's cudakit.graph does first
   {
     graphs::GraphCapture capture(tuned_graph);
