@@ -34,6 +34,7 @@ import torch
 
 import cudakit
 from cudakit.matmul import route_torch, routed_calls
+from torch_gemm_interleaved import time_sample  # bench/ is the script's folder, first on sys.path
 
 # The bar the outputs must meet: see the module's docstring.
 MAX_FROBENIUS = 2e-2
@@ -60,16 +61,6 @@ def make(transformers, name, layers):
     else:
         raise SystemExit(f"torch_model_forward_bench: unknown model {name!r} (llama, gpt2)")
     return model.to(torch.bfloat16).eval(), config.vocab_size
-
-
-def time_forwards(forward, count):
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(count):
-        forward()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / count
 
 
 def bench_model(name, args):
@@ -103,7 +94,7 @@ def bench_model(name, args):
         samples = {"torch": [], "cudakit": []}
         for r in range(args.rounds):
             for variant in (("torch", "cudakit") if r % 2 == 0 else ("cudakit", "torch")):
-                samples[variant].append(time_forwards(forward if variant == "torch" else routed, args.forwards))
+                samples[variant].append(time_sample(forward if variant == "torch" else routed, args.forwards))
     cudakit.tunable.enable(False)
     cudakit.tunable.tuning_enable(True)
     med = {k: statistics.median(v) for k, v in samples.items()}
