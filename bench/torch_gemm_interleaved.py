@@ -258,12 +258,13 @@ def main():
         try:
             row = bench_shape(shape, args, (deadline - time.time()) / (len(shapes) - i))
         except Exception as e:  # noqa: BLE001 - one shape's failure is reported, the rest still run
-            print(json.dumps({"bench": "gemm_interleaved", "shape": shape["name"], "error": repr(e)[:500]}))
-            continue
-        rows.append(row)
+            row = {"bench": "gemm_interleaved", "shape": shape["name"], "error": repr(e)[:500]}
+        else:
+            rows.append(row)
         print(json.dumps(row), flush=True)
-        if sink:
+        if sink:  # flushed a line at a time: a run cut short by its time limit keeps what it measured
             sink.write(json.dumps(row) + "\n")
+            sink.flush()
     print()
     print(interleaved_table(rows))
     return 0
