@@ -11,10 +11,7 @@
 namespace cudakit::memory {
 namespace {
 
-using testing::Fixture;
-using testing::kStreamA;
-using testing::kStreamB;
-using testing::MiB;
+using namespace testing;  // Fixture, kStreamA/B, MiB (memory/host_allocator_fixture.hpp)
 
 class PoolHolds : public ::testing::TestWithParam<bool> {
  protected:
