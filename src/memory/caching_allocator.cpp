@@ -52,13 +52,17 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
              : static_cast<std::int64_t>(config.max_split_size);
 }
 
-// Note [Recently freed block]
-// The commonest pattern is an allocation freed and the same size asked for again at once
-// (temporaries in a loop). Splitting it off a free block and merging it back each time costs
-// more than the rest of the fast path, so a freed block first waits, unmerged but counted as
-// free, in its shard's `recent` slot: an allocation of exactly its size takes it back directly;
-// anything else that needs the free index first returns it there (merging it as usual), so the
-// slot never holds memory that a search could have used.
+// Note [Recently freed blocks]
+// The commonest pattern is an allocation freed and the same size asked for again soon
+// (temporaries in a loop, a few sizes in turn; threads sharing a stream each with their own).
+// Splitting it off a free block and merging it back each time costs more than the rest of the
+// fast path, so a freed block first waits, unmerged but counted as free, among its shard's last
+// few frees (`recent`, RecentBlocks::kSlots of them, the oldest returned to the free index when a
+// newer one needs its place): an allocation of exactly its size takes it back directly; anything
+// else that needs the free index first returns them all there (merging as usual), so the slots
+// never hold memory that a search could have used. A waiting block is not indexed, so merges skip
+// it; a block returned next to one takes that one out of the slots and returns it first, so that
+// free blocks are never left side by side.
 
 // Note [Active mirrors allocated]
 // A block stays active after its free only while events recorded on the other streams that
@@ -402,15 +406,15 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
 
   // Returns a block to the free index, merging it with free neighbours.
   void free_block(Shard& s, Block* b) {
-    // A neighbour waiting unmerged in the recent slot is merged first, so that free blocks are
-    // never left side by side.
-    if (s.recent && (s.recent == b->prev || s.recent == b->next)) flush_recent(s);
+    // A neighbour waiting unmerged among the recent frees is merged first, so that free blocks
+    // are never left side by side (See Note [Recently freed blocks]).
+    while (Block* n = s.recent.take_neighbour_of(b)) free_block(s, n);
     b->state = Block::State::free;
     b->borrower = nullptr;
     b->extra_streams.clear();
     b->frames.reset();
     for (Block* n : {b->prev, b->next}) {
-      if (!n || n->state != Block::State::free) continue;
+      if (!n || n->state != Block::State::free || !n->indexed) continue;
       remove_free(s, n);
       // The merged block is as busy as the later of the two frees.
       b->freed_at = n->freed_at = std::max(b->freed_at, n->freed_at);
@@ -465,9 +469,9 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     }
   }
 
-  // Returns the recently freed block to the free index (shard locked).
+  // Returns the recently freed blocks to the free index (shard locked).
   void flush_recent(Shard& s) {
-    if (Block* b = std::exchange(s.recent, nullptr)) free_block(s, b);
+    while (Block* b = s.recent.take_oldest()) free_block(s, b);
   }
 
   // ---- serving requests ----
@@ -478,16 +482,17 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     Shard& s = *shard;
     if (bytes > detail::kLargestRequest) [[unlikely]] report_oom(bytes, s, events->capturing(s.stream));
     const std::size_t rounded = round_request(bytes);
-    s.lock.lock();
+    // Released by hand before the paths that take other locks; on unwinding (a provider or an
+    // event query that throws) by the guard.
+    std::unique_lock lock(s.lock);
     if (s.pending_frees.any_deferred()) [[unlikely]] s.pending_frees.record_deferred(*events);
     if (s.pending_frees.any_pending()) complete_pending(s, false);
     if (s.awaiting_count) [[unlikely]] complete_awaiting(s, true);
     // Another stream waits for this one's frees: marks, the stream being alive as it allocates.
     if (s.marks_interest.load(std::memory_order_relaxed)) [[unlikely]] advance_own_marks(s, false);
-    if (s.recent && s.recent->size == rounded) {
-      Block* b = std::exchange(s.recent, nullptr);
+    if (Block* b = s.recent.take(rounded)) {
       void* p = take(s, b, rounded, bytes);
-      s.lock.unlock();
+      lock.unlock();
       return p;
     }
     const bool expandable = s.pool->expandable;
@@ -505,9 +510,9 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
       if (b) {
         remove_free(s, b);
       } else if (may_borrow(s)) {
-        s.lock.unlock();
+        lock.unlock();
         if (void* p = allocate_elsewhere(bytes, s, rounded, expandable)) return p;
-        s.lock.lock();
+        lock.lock();
         flush_recent(s);
         b = find_free(s, rounded, expandable);  // freed here meanwhile
         if (b) remove_free(s, b);
@@ -517,12 +522,12 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
         if (b) s.borrows_in_a_row.store(0, std::memory_order_relaxed);
       }
       if (!b) {
-        s.lock.unlock();
+        lock.unlock();
         return allocate_after_release(bytes, s, rounded, expandable);
       }
     }
     void* p = take(s, b, rounded, bytes);
-    s.lock.unlock();
+    lock.unlock();
     return p;
   }
 
@@ -635,10 +640,12 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
       return;
     }
     history.trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream, b->frames);
-    flush_recent(s);
+    // The oldest waiting block makes room before b counts as free, so that its merge does not
+    // see b (See Note [Recently freed blocks]).
+    if (Block* oldest = s.recent.make_room()) free_block(s, oldest);
     b->state = Block::State::free;
     b->frames.reset();
-    s.recent = b;
+    s.recent.push(b);
   }
 
   template <class F>
