@@ -206,7 +206,11 @@ def area_graphs(out, plots):
 def area_core(out, plots):
     t = text(os.path.join(out, "core.txt"))
     times = {}
-    for m in re.finditer(r"^BM_(\w+?)_(cudakit\w*|raw)\s+(\d+) ns", t, re.M):
+    # Repeated runs print aggregates (Note [Interleaved repetitions] in scripts/device-bench.sh):
+    # the medians are taken; a run of one repetition each prints plain rows.
+    medians = re.search(r"^BM_\w+_median\s", t, re.M) is not None
+    pattern = r"^BM_(\w+?)_(cudakit\w*?|raw)" + ("_median" if medians else "") + r"\s+(\d+) ns"
+    for m in re.finditer(pattern, t, re.M):
         times.setdefault(m.group(1), {})[m.group(2)] = float(m.group(3))
     rows = []
     for case, by in times.items():
@@ -382,6 +386,15 @@ def area_gds(out, plots):
             rows.append(row(case, "GB/s", best[(case, "cudakit")], peer, best.get((case, peer)), True,
                             "disk O_DIRECT read" if case == "cold_load" else None,
                             disk if case == "cold_load" else None, noise=0.1))
+    # safetensors_load_bench.py: one file, cudakit against safetensors.torch.load_file (best of the
+    # repetitions, as the rows above), the cold row against the disk's O_DIRECT read of that file.
+    checkpoint_disk = best.get(("checkpoint_disk_odirect_read", "disk"))
+    for case in ("checkpoint_cold_load", "checkpoint_warm_load"):
+        if (case, "cudakit") in best:
+            cold = case == "checkpoint_cold_load"
+            rows.append(row(f"safetensors {case[len('checkpoint_'):]}", "GB/s", best[(case, "cudakit")],
+                            "safetensors.torch", best.get((case, "safetensors")), True,
+                            "disk O_DIRECT read" if cold else None, checkpoint_disk if cold else None, noise=0.1))
     sweep = {}
     for r in lines:
         if r["case"].startswith("sweep_") and r.get("chunk_bytes"):

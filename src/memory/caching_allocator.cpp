@@ -482,9 +482,25 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     Shard& s = *shard;
     if (bytes > detail::kLargestRequest) [[unlikely]] report_oom(bytes, s, events->capturing(s.stream));
     const std::size_t rounded = round_request(bytes);
-    // Released by hand before the paths that take other locks; on unwinding (a provider or an
-    // event query that throws) by the guard.
-    std::unique_lock lock(s.lock);
+    s.lock.lock();
+    // The fast path: nothing to complete, a recent free of the size. Nothing on it throws (the
+    // history, which may, records only when asked to).
+    if (!s.pending_frees.any_deferred() && !s.pending_frees.any_pending() && !s.awaiting_count &&
+        !s.marks_interest.load(std::memory_order_relaxed)) [[likely]] {
+      if (Block* b = s.recent.take(rounded)) {
+        void* p = take(s, b, rounded, bytes);
+        s.lock.unlock();
+        return p;
+      }
+    }
+    return allocate_locked(s, bytes, rounded);
+  }
+
+  // allocate() past its fast path, s's lock held on entry: released by hand before the paths
+  // that take other locks, and on unwinding (a provider or an event query that throws) by the
+  // guard.
+  [[gnu::noinline]] void* allocate_locked(Shard& s, std::size_t bytes, std::size_t rounded) {
+    std::unique_lock lock(s.lock, std::adopt_lock);
     if (s.pending_frees.any_deferred()) [[unlikely]] s.pending_frees.record_deferred(*events);
     if (s.pending_frees.any_pending()) complete_pending(s, false);
     if (s.awaiting_count) [[unlikely]] complete_awaiting(s, true);

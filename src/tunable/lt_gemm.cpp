@@ -95,6 +95,16 @@ cublasLtEpilogue_t lt_epilogue(Epilogue e) {
   return CUBLASLT_EPILOGUE_DEFAULT;
 }
 
+std::int32_t lt_scale_mode(ScaleMode mode) {
+  switch (mode) {
+    case ScaleMode::outer_vec: return CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    case ScaleMode::vec128: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    case ScaleMode::blk128x128: return CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    case ScaleMode::scalar: break;
+  }
+  return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+}
+
 template <class T>
 T get_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
   T value{};
@@ -181,6 +191,11 @@ LtDescriptors::LtDescriptors(const GemmKey& key) : key_(key) {
       scale_a_ = scale_b_ = device_unit_scale();
       set_desc(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scale_a_));
       set_desc(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scale_b_));
+      // See Note [FP8 scale modes] in gemm_key.cpp. Scalar is cuBLASLt's default: left unset.
+      if (key.scale_a_mode != ScaleMode::scalar || key.scale_b_mode != ScaleMode::scalar) {
+        set_desc(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, lt_scale_mode(key.scale_a_mode));
+        set_desc(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, lt_scale_mode(key.scale_b_mode));
+      }
     }
     if (key.epilogue != Epilogue::none) {
       set_desc(op, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(key.epilogue));

@@ -102,6 +102,30 @@ class ReportTest(unittest.TestCase):
         with self.assertRaises(SystemExit):
             report.build(self.out, "abc1234", "2026-12-01", {"no_such_area": "def5678"})
 
+    def test_core_rows_take_the_medians_of_interleaved_repetitions(self):
+        write(self.out, "core.txt", [
+            "BM_EventTiming_cudakit_mean                 9000 ns         9000 ns            7",
+            "BM_EventTiming_cudakit_median               8000 ns         8000 ns            7",
+            "BM_EventTiming_cudakit_stddev                900 ns          900 ns            7",
+            "BM_EventTiming_cudakit_cv                  10.00 %         10.00 %             7",
+            "BM_EventTiming_raw_mean                     7900 ns         7900 ns            7",
+            "BM_EventTiming_raw_median                   8400 ns         8400 ns            7",
+            "BM_EmptyKernelLaunch_cudakit_current_stream_median  3000 ns  3000 ns            7",
+            "BM_EmptyKernelLaunch_raw_median             3300 ns         3300 ns            7",
+            "BM_LaunchKernel_listened_median             3500 ns         3500 ns            7",
+        ])
+        rows = {r["case"]: r for r in self.area(report.build(self.out), "core")["rows"]}
+        self.assertEqual(set(rows), {"EventTiming (cudakit vs the raw CUDA call)",
+                                     "EmptyKernelLaunch (cudakit vs the raw CUDA call)"})
+        timing = rows["EventTiming (cudakit vs the raw CUDA call)"]
+        self.assertEqual((timing["cudakit"], timing["peer_value"]), (8000, 8400))
+        self.assertAlmostEqual(rows["EmptyKernelLaunch (cudakit vs the raw CUDA call)"]["vs_peer"], 1.1)
+        # One repetition each (no aggregates): the plain rows.
+        write(self.out, "core.txt", ["BM_EventTiming_cudakit         8583 ns         8582 ns        30258",
+                                     "BM_EventTiming_raw             7496 ns         7494 ns        36427"])
+        rows = {r["case"]: r for r in self.area(report.build(self.out), "core")["rows"]}
+        self.assertEqual(rows["EventTiming (cudakit vs the raw CUDA call)"]["cudakit"], 8583)
+
     def test_graph_host_times_are_each_sides_median_process(self):
         write(self.out, "graph.txt", [
             "replay() host time, 8-kernel graph:                     5.06 us (median of 400)",

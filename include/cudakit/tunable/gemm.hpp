@@ -37,7 +37,10 @@ struct GemmArgs {
   const void* b = nullptr;
   void* c = nullptr;                // C input (when beta != 0) and D output, ldc apart
   const void* bias = nullptr;       // m elements of c_type, for epilogues with a bias
-  // ScaledGemm: device pointers to one float each, 16-byte aligned (kScaleAlignment).
+  // ScaledGemm: device pointers to float32 scales, 16-byte aligned (kScaleAlignment): one float
+  // each for ScaleMode::scalar (the key's scale_a_mode / scale_b_mode), else
+  // scale_elements(mode, rows, k) floats in the layout of Note [FP8 scale modes]
+  // (src/tunable/gemm_key.cpp): A's rows are m, B's n. D = alpha * (scale_a . A)(scale_b . B).
   const float* scale_a = nullptr;
   const float* scale_b = nullptr;
   double alpha = 1;
