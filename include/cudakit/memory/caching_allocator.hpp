@@ -107,7 +107,7 @@ class CachingAllocator {
   // hold is released; release_pool still returns it. Holds count.
   // @throws InvalidArgumentError for a pool that does not exist (or was released).
   void hold_pool(PoolId id);
-  // Ends one hold_pool (nothing for a pool without holds).
+  // Ends one hold_pool (nothing for a pool without holds, or released: release_pool ends them all).
   void release_pool_hold(PoolId id) noexcept;
   [[nodiscard]] bool has_pool(PoolId id) const;
   // Bytes reserved by `id` (all streams).

@@ -302,7 +302,7 @@ struct [[gnu::visibility("hidden")]] MemorySupply {
   void release_all_cached() {
     e().sync_all.fetch_add(1);
     e().for_each_shard([&](Shard& s) {
-      if (s.pool->holds.load(std::memory_order_acquire) > 0) return;
+      if (s.pool->held()) return;
       std::lock_guard lock(s.lock);
       release_cached(s, true);
     });
