@@ -159,6 +159,9 @@ if part tunable; then
       echo "   cudakit's GEMM and torch's in one process, alternating per round (bench/torch_gemm_interleaved.py)"
       PYTHONUNBUFFERED=1 python3 bench/torch_gemm_interleaved.py --extra --torch-tunableop --json "$out/tunable.jsonl" \
         > "$out/gemm_interleaved.txt" 2>> "$out/tunable.err"
+      echo "   a transformers Llama's and GPT-2's forward, plain and through cudakit's tuner (bench/torch_model_forward_bench.py)"
+      PYTHONUNBUFFERED=1 python3 bench/torch_model_forward_bench.py --json "$out/tunable.jsonl" \
+        >> "$out/gemm_interleaved.txt" 2>> "$out/tunable.err"
     else skip "tunable interleaved" "the cudakit Python module is not importable here"; fi
     python3 bench/tunable_table.py "$out/tunable.jsonl" | tee "$out/tunable.txt"
   else skip "tunable" "tunable_bench was not built"; fi

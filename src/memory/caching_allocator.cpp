@@ -215,6 +215,11 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     auto it = pools.find(id);
     return it == pools.end() || it->second->released ? nullptr : it->second.get();
   }
+  Pool& existing_pool(PoolId id, const char* api) const {
+    if (Pool* pool = find_pool(id)) return *pool;
+    throw InvalidArgumentError(api,
+                               concat("memory pool (", id.first, ", ", id.second, ") does not exist or was released"));
+  }
 
   Shard* shard_for(PoolId pool_id, StreamKey stream) {
     ShardCache& c = t_shard_cache[shard_cache_slot(stream)];
@@ -222,12 +227,7 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     if (c.instance == instance && c.generation == gen && c.stream == stream && c.pool == pool_id) {
       return c.shard;
     }
-    Pool* pool = find_pool(pool_id);
-    if (!pool) {
-      throw InvalidArgumentError("CachingAllocator::allocate",
-                                 concat("memory pool (", pool_id.first, ", ", pool_id.second,
-                                                ") does not exist or was released"));
-    }
+    Pool* pool = &existing_pool(pool_id, "CachingAllocator::allocate");
     auto find = [&]() -> Shard* {
       std::lock_guard lock(pool->shards_mutex);
       auto it = pool->shard_of_stream.find(stream);
@@ -551,6 +551,7 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     if (config.garbage_collection_threshold > 0 &&
         static_cast<double>(reserved.total() + rounded) >
             config.garbage_collection_threshold * static_cast<double>(detail::allowed_bytes(*s.pool, config)) &&
+        !s.pool->held() &&  // See Note [A graph's pool keeps its free memory].
         !events->capturing(s.stream)) {  // See Note [No cache release during capture].
       release_cached(s, false);
     }
@@ -807,11 +808,7 @@ void CachingAllocator::release_pool(PoolId id) {
   if (id.is_default()) {
     throw InvalidArgumentError("CachingAllocator::release_pool", "the default pool cannot be released");
   }
-  Pool* pool = impl_->find_pool(id);
-  if (!pool) {
-    throw InvalidArgumentError("CachingAllocator::release_pool",
-                               concat("pool (", id.first, ", ", id.second, ") does not exist"));
-  }
+  Pool* pool = &impl_->existing_pool(id, "CachingAllocator::release_pool");
   {
     std::lock_guard lock(pool->shards_mutex);
     for (auto& s : pool->shards) {
@@ -822,8 +819,17 @@ void CachingAllocator::release_pool(PoolId id) {
   {
     std::lock_guard lock(impl_->pools_mutex);
     pool->released = true;  // no new allocations; live blocks can still be freed
+    pool->holds.store(0, std::memory_order_release);  // its memory goes back, held or not
   }
   impl_->generation.fetch_add(1);
+}
+
+void CachingAllocator::hold_pool(PoolId id) {
+  impl_->existing_pool(id, "CachingAllocator::hold_pool").holds++;
+}
+
+void CachingAllocator::release_pool_hold(PoolId id) noexcept {
+  if (Pool* pool = impl_->find_pool(id)) pool->release_hold();
 }
 
 bool CachingAllocator::has_pool(PoolId id) const { return impl_->find_pool(id) != nullptr; }
