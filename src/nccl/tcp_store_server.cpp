@@ -16,7 +16,7 @@
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 #include "cudakit/core/log.hpp"
 #include "cudakit/nccl/detail/store_message.hpp"
 #include "nccl/detail/socket.hpp"

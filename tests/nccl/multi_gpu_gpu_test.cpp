@@ -17,7 +17,7 @@
 #include "cudakit/core/current_stream.hpp"
 #include "cudakit/core/stream.hpp"
 #include "cudakit/memory/device_allocator.hpp"
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 #include "cudakit/nccl/communicator.hpp"
 #include "cudakit/nccl/group.hpp"
 #include "cudakit/nccl/tcp_store_server.hpp"

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cudakit/core/detail/nccl_api.hpp"
+#include "cudakit/nccl/detail/nccl_api.hpp"
 #include "cudakit/nccl/data_type.hpp"
 #include "cudakit/nccl/version.hpp"
 #include "support/expect_refused.hpp"

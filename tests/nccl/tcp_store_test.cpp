@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "cudakit/core/error.hpp"
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 #include "cudakit/nccl/file_store.hpp"
 #include "cudakit/nccl/rendezvous.hpp"
 #include "nccl/store_processes.hpp"

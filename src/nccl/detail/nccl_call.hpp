@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "cudakit/core/detail/nccl_api.hpp"
+#include "cudakit/nccl/detail/nccl_api.hpp"
 
 namespace cudakit::nccl::detail {
 

@@ -1,5 +1,6 @@
-#include "cudakit/core/detail/nccl_api.hpp"
+#include "cudakit/nccl/detail/nccl_api.hpp"
 
+#include "cudakit/core/detail/component_registry.hpp"
 #include "cudakit/core/detail/concat.hpp"
 
 namespace cudakit::detail {
@@ -18,5 +19,10 @@ const NcclApi& nccl_api() noexcept {
   });
   return api;
 }
+
+namespace {
+// NCCL's row in `cudakit info`: See Note [Components registered by their layer].
+const ComponentRegistration nccl_row(component_rank::nccl, [] { return library_row(nccl_api().status); });
+}  // namespace
 
 }  // namespace cudakit::detail

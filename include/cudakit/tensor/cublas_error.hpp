@@ -1,6 +1,6 @@
 #pragma once
-// @brief CublasError: the error family's member for cuBLAS and cuBLASLt (See Note [Error
-// hierarchy] in error.hpp).
+// @brief CublasError: the error family's member for cuBLAS and cuBLASLt, in the layer that
+// calls cuBLAS (See Note [Error hierarchy] in error.hpp).
 
 #include <string>
 #include <string_view>

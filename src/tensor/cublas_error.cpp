@@ -1,4 +1,4 @@
-#include "cudakit/core/cublas_error.hpp"
+#include "cudakit/tensor/cublas_error.hpp"
 
 #include <cublas_api.h>
 

@@ -1,4 +1,4 @@
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 
 #include "cudakit/core/detail/concat.hpp"
 

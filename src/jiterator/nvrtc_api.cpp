@@ -1,5 +1,6 @@
-#include "cudakit/core/detail/nvrtc_api.hpp"
+#include "cudakit/jiterator/detail/nvrtc_api.hpp"
 
+#include "cudakit/core/detail/component_registry.hpp"
 #include "cudakit/core/detail/concat.hpp"
 
 namespace cudakit::detail {
@@ -12,5 +13,10 @@ const NvrtcApi& nvrtc_api() noexcept {
   });
   return api;
 }
+
+namespace {
+// NVRTC's row in `cudakit info`: See Note [Components registered by their layer].
+const ComponentRegistration nvrtc_row(component_rank::nvrtc, [] { return library_row(nvrtc_api().status); });
+}  // namespace
 
 }  // namespace cudakit::detail
