@@ -1,6 +1,8 @@
 #pragma once
-// ListenerSet: a set of callbacks that is dispatched without locks: the trace hooks' listeners and
-// each CuptiHub channel (API callbacks, activity records).
+// ListenerSet: a set of callbacks that is dispatched without locks: cudakit's one observer
+// mechanism, used by the trace hooks' listeners, each CuptiHub channel (API callbacks, activity
+// records) and the allocator's out-of-memory and segment observers (memory's OomObservers and
+// SegmentObservers).
 //
 // Note [Listener snapshots]
 // CUPTI calls the hub from whatever thread made a CUDA call, and from its buffer thread, so
@@ -68,13 +70,19 @@ class ListenerSet {
   // Calls visit(entry) for every listener, without locks.
   template <class Visit>
   void for_each(Visit&& visit) const {
+    for_each_with_id([&](int, const Entry& entry) { visit(entry); });
+  }
+
+  // Calls visit(id, entry) for every listener, without locks; `id` is what add() returned.
+  template <class Visit>
+  void for_each_with_id(Visit&& visit) const {
     const std::shared_ptr<const Snapshot> current = snapshot_.load();
     if (current->empty()) return;
     struct Depth {
       Depth() { ++listener_dispatch_depth; }
       ~Depth() { --listener_dispatch_depth; }
     } depth;
-    for (const auto& item : *current) visit(item.second);
+    for (const auto& item : *current) visit(item.first, item.second);
   }
 
   [[nodiscard]] bool empty() const { return snapshot_.load()->empty(); }
