@@ -11,11 +11,13 @@ cmake_minimum_required(VERSION 3.25)
 # targets] in CudakitLayers.cmake.
 #
 # Note [Parts of a layer]
-# A layer may keep a concern apart in a sub-folder, a part (memory's ipc/, host/ and viewer/):
-# include/cudakit/<layer>/<part>/ and src/<layer>/<part>/ (any name but detail). A part uses its
-# layer's other files and the layers below; the rest of its layer, and its sibling parts, do not
-# use it, so that the layer's core (the allocator, for memory) builds and reads without it and a
-# part can become a layer of its own by moving its folders. The check below enforces both.
+# A layer may keep a concern apart in a sub-folder, a part, declared in its line
+# (`cudakit_layer(memory DEPENDS core PARTS ipc host viewer)`): include/cudakit/<layer>/<part>/
+# and src/<layer>/<part>/ (private headers in <part>/detail/). A part uses its layer's other
+# files and the layers below; the rest of its layer, and its sibling parts, do not use it, so
+# that the layer's core (the allocator, for memory) builds and reads without it and a part can
+# become a layer of its own by moving its folders. The check below enforces both. A sub-folder
+# that is not declared a part only groups files (nccl's store/, which the communicators use).
 #
 # Note [Forwarding headers]
 # When a header moves to another layer, its old path stays for the 0.1 releases as a forwarding
@@ -30,7 +32,11 @@ endif()
 file(STRINGS ${GRAPH} lines)
 set(layers "")
 foreach(line IN LISTS lines)
-  if(line MATCHES "^([a-z_0-9]+):(.*)$")
+  if(line MATCHES "^([a-z_0-9]+)/parts:(.*)$")
+    string(STRIP "${CMAKE_MATCH_2}" parts)
+    separate_arguments(parts)
+    set(parts_${CMAKE_MATCH_1} ${parts})
+  elseif(line MATCHES "^([a-z_0-9]+):(.*)$")
     set(layer ${CMAKE_MATCH_1})
     string(STRIP "${CMAKE_MATCH_2}" depends)
     separate_arguments(depends)
@@ -94,7 +100,7 @@ foreach(layer IN LISTS layers)
     endif()
     # The part the file belongs to, or "" for the layer's own files (See Note [Parts of a layer]).
     set(part "")
-    if(file MATCHES "^(src|include/cudakit)/${layer}/([a-z_0-9]+)/" AND NOT CMAKE_MATCH_2 STREQUAL "detail")
+    if(file MATCHES "^(src|include/cudakit)/${layer}/([a-z_0-9]+)/" AND CMAKE_MATCH_2 IN_LIST parts_${layer})
       set(part ${CMAKE_MATCH_2})
     endif()
     file(STRINGS ${ROOT}/${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
@@ -109,7 +115,7 @@ foreach(layer IN LISTS layers)
                                "programs only; include what it forwards to (${target})\n")
         continue()
       endif()
-      if(path MATCHES "^(cudakit/)?${layer}/([a-z_0-9]+)/" AND NOT CMAKE_MATCH_2 STREQUAL "detail"
+      if(path MATCHES "^(cudakit/)?${layer}/([a-z_0-9]+)/" AND CMAKE_MATCH_2 IN_LIST parts_${layer}
          AND NOT CMAKE_MATCH_2 STREQUAL part)
         if(part STREQUAL "")
           string(APPEND problems "${file}: #include \"${path}\": ${layer}'s own files may not use its "

@@ -1,4 +1,4 @@
-#include "cudakit/memory/ipc_memory_export.hpp"
+#include "cudakit/memory/ipc/ipc_memory_export.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -20,8 +20,8 @@
 #include "cudakit/core/log.hpp"
 #include "cudakit/memory/cuda_segment_provider.hpp"
 #include "cudakit/memory/device_allocator.hpp"
-#include "memory/detail/ipc_ref_record.hpp"
-#include "memory/detail/process_identity.hpp"
+#include "memory/ipc/detail/ipc_ref_record.hpp"
+#include "memory/ipc/detail/process_identity.hpp"
 
 namespace cudakit::memory {
 using cudakit::detail::concat;

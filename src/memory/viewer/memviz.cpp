@@ -1,7 +1,7 @@
 // The memory snapshot viewer. The C++ side validates the snapshot against torch's schema (so a
 // bad file fails here, with the offending key named, rather than as a blank page) and embeds it
 // in a page whose script draws the summary, the timeline and the segment map when opened.
-#include "cudakit/memory/memviz.hpp"
+#include "cudakit/memory/viewer/memviz.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -235,7 +235,7 @@ std::string embeddable_json(const json& snapshot) {
 }
 
 // Note [The page's files]
-// The page is memory/memviz/memviz.html, memviz.css and memviz.js, compiled into the library
+// The page is memory/viewer/memviz.html, memviz.css and memviz.js, compiled into the library
 // (cmake/EmbedFiles.cmake) and put together here into one file that opens from anywhere: so it
 // has no URLs, no external fonts or scripts, and its SVG is built as markup (so not even the SVG
 // namespace URI appears). memviz.html has three placeholders: {{memviz.css}} in the <style>

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "memory/detail/process_identity.hpp"
+#include "memory/ipc/detail/process_identity.hpp"
 
 namespace cudakit::memory::detail {
 

@@ -1,7 +1,7 @@
 // The snapshot viewer: the page is self-contained and carries the snapshot unchanged, malformed
 // snapshots are refused naming the bad key, the CLI reports its errors, and (where Chromium is
 // installed) the page's script really draws the timeline and the segment map.
-#include "cudakit/memory/memviz.hpp"
+#include "cudakit/memory/viewer/memviz.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

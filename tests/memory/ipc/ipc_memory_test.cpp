@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "cudakit/core/error.hpp"
-#include "cudakit/memory/ipc_memory.hpp"
-#include "cudakit/memory/ipc_memory_handle.hpp"
-#include "cudakit/memory/ipc_socket.hpp"
-#include "memory/detail/fd_passing.hpp"
-#include "memory/detail/ipc_ref_record.hpp"
-#include "memory/detail/process_identity.hpp"
+#include "cudakit/memory/ipc/ipc_memory.hpp"
+#include "cudakit/memory/ipc/ipc_memory_handle.hpp"
+#include "cudakit/memory/ipc/ipc_socket.hpp"
+#include "memory/ipc/detail/fd_passing.hpp"
+#include "memory/ipc/detail/ipc_ref_record.hpp"
+#include "memory/ipc/detail/process_identity.hpp"
 #include "support/expect_refused.hpp"
 
 namespace cudakit::memory {

@@ -1,5 +1,5 @@
 // GPU tier of the pinned host allocator: real cudaHostAlloc memory, real events, copies in flight.
-#include "cudakit/memory/pinned_host_allocator.hpp"
+#include "cudakit/memory/host/pinned_host_allocator.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,8 +19,8 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/event.hpp"
 #include "cudakit/core/stream.hpp"
-#include "cudakit/memory/pinned_event_source.hpp"
-#include "cudakit/memory/pinned_memory_provider.hpp"
+#include "cudakit/memory/host/pinned_event_source.hpp"
+#include "cudakit/memory/host/pinned_memory_provider.hpp"
 #include "support/gpu_test.hpp"
 #include "support/kernels.hpp"
 

@@ -1,10 +1,10 @@
-#include "cudakit/memory/ipc_memory_handle.hpp"
+#include "cudakit/memory/ipc/ipc_memory_handle.hpp"
 
 #include <cstring>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
-#include "memory/detail/ipc_ref_record.hpp"
+#include "memory/ipc/detail/ipc_ref_record.hpp"
 
 namespace cudakit::memory {
 using cudakit::detail::concat;

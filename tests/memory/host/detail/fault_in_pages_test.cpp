@@ -1,4 +1,4 @@
-#include "memory/detail/fault_in_pages.hpp"
+#include "memory/host/detail/fault_in_pages.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>

@@ -1,13 +1,13 @@
-#include "cudakit/memory/ipc_socket.hpp"
+#include "cudakit/memory/ipc/ipc_socket.hpp"
 
 #include <unistd.h>
 
 #include <vector>
 
-#include "cudakit/memory/ipc_memory_export.hpp"
-#include "memory/detail/fd_passing.hpp"
-#include "memory/detail/ipc_ref_record.hpp"
-#include "memory/detail/process_identity.hpp"
+#include "cudakit/memory/ipc/ipc_memory_export.hpp"
+#include "memory/ipc/detail/fd_passing.hpp"
+#include "memory/ipc/detail/ipc_ref_record.hpp"
+#include "memory/ipc/detail/process_identity.hpp"
 
 namespace cudakit::memory {
 

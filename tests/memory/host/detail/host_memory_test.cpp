@@ -1,4 +1,4 @@
-#include "memory/detail/host_memory.hpp"
+#include "memory/host/detail/host_memory.hpp"
 
 #include <gtest/gtest.h>
 

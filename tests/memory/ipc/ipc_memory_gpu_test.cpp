@@ -23,9 +23,9 @@
 #include "cudakit/memory/caching_allocator.hpp"
 #include "cudakit/memory/cuda_segment_provider.hpp"
 #include "cudakit/memory/device_allocator.hpp"
-#include "cudakit/memory/ipc_memory.hpp"
-#include "cudakit/memory/ipc_memory_export.hpp"
-#include "cudakit/memory/ipc_socket.hpp"
+#include "cudakit/memory/ipc/ipc_memory.hpp"
+#include "cudakit/memory/ipc/ipc_memory_export.hpp"
+#include "cudakit/memory/ipc/ipc_socket.hpp"
 #include "support/gpu_test.hpp"
 #include "support/paths.hpp"
 

@@ -12,8 +12,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cudakit/memory/ipc_memory.hpp"
-#include "cudakit/memory/ipc_socket.hpp"
+#include "cudakit/memory/ipc/ipc_memory.hpp"
+#include "cudakit/memory/ipc/ipc_socket.hpp"
 
 namespace {
 void answer(int socket, char c) {

@@ -1,4 +1,4 @@
-#include "memory/detail/fd_passing.hpp"
+#include "memory/ipc/detail/fd_passing.hpp"
 
 #include <sys/socket.h>
 #include <sys/un.h>

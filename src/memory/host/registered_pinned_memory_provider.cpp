@@ -10,9 +10,9 @@
 
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/allocator_config.hpp"
-#include "cudakit/memory/pinned_memory_provider.hpp"
-#include "memory/detail/fault_in_pages.hpp"
-#include "memory/detail/host_memory.hpp"
+#include "cudakit/memory/host/pinned_memory_provider.hpp"
+#include "memory/host/detail/fault_in_pages.hpp"
+#include "memory/host/detail/host_memory.hpp"
 
 namespace cudakit::memory {
 namespace {

@@ -1,4 +1,4 @@
-#include "memory/detail/ipc_ref_record.hpp"
+#include "memory/ipc/detail/ipc_ref_record.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 // Host tier of the pinned host allocator: the caching policy driven by malloc-backed "pinned"
 // memory and events that the tests complete by hand.
-#include "cudakit/memory/pinned_host_allocator.hpp"
+#include "cudakit/memory/host/pinned_host_allocator.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,7 +23,7 @@
 
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/allocator_config.hpp"
-#include "cudakit/memory/pinned_memory_provider.hpp"
+#include "cudakit/memory/host/pinned_memory_provider.hpp"
 
 namespace {
 

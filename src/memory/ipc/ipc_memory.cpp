@@ -1,4 +1,4 @@
-#include "cudakit/memory/ipc_memory.hpp"
+#include "cudakit/memory/ipc/ipc_memory.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -16,8 +16,8 @@
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/log.hpp"
-#include "memory/detail/ipc_ref_record.hpp"
-#include "memory/detail/process_identity.hpp"
+#include "memory/ipc/detail/ipc_ref_record.hpp"
+#include "memory/ipc/detail/process_identity.hpp"
 
 namespace cudakit::memory {
 using cudakit::detail::concat;

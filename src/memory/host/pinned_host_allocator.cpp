@@ -1,7 +1,7 @@
 // The pinned host caching allocator. The policy (size classes, the cache, the pending list) comes
 // first and reaches memory and events only through PinnedMemoryProvider and PinnedEventSource;
 // the CUDA implementations of those two, the only CUDA calls here, are at the end of the file.
-#include "cudakit/memory/pinned_host_allocator.hpp"
+#include "cudakit/memory/host/pinned_host_allocator.hpp"
 
 #include <cuda_runtime_api.h>
 

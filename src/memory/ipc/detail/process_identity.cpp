@@ -1,4 +1,4 @@
-#include "memory/detail/process_identity.hpp"
+#include "memory/ipc/detail/process_identity.hpp"
 
 #include <unistd.h>
 
