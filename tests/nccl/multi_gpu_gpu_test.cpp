@@ -20,7 +20,7 @@
 #include "cudakit/nccl/nccl_error.hpp"
 #include "cudakit/nccl/communicator.hpp"
 #include "cudakit/nccl/group.hpp"
-#include "cudakit/nccl/tcp_store_server.hpp"
+#include "cudakit/nccl/store/tcp_store_server.hpp"
 #include "cudakit/nccl/version.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "nccl/store_processes.hpp"

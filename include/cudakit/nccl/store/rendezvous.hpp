@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "cudakit/nccl/store.hpp"
+#include "cudakit/nccl/store/store.hpp"
 
 namespace cudakit::nccl {
 

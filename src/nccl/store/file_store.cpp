@@ -1,4 +1,4 @@
-#include "cudakit/nccl/file_store.hpp"
+#include "cudakit/nccl/store/file_store.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,8 +11,8 @@
 #include "cudakit/core/detail/text_file.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/nccl/nccl_error.hpp"
-#include "cudakit/nccl/detail/store_message.hpp"
-#include "nccl/detail/socket.hpp"
+#include "cudakit/nccl/store/detail/store_message.hpp"
+#include "nccl/store/detail/socket.hpp"
 
 namespace cudakit::nccl {
 

@@ -1,4 +1,4 @@
-#include "cudakit/nccl/tcp_store.hpp"
+#include "cudakit/nccl/store/tcp_store.hpp"
 
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
@@ -13,8 +13,8 @@
 
 #include "cudakit/core/error.hpp"
 #include "cudakit/nccl/nccl_error.hpp"
-#include "cudakit/nccl/file_store.hpp"
-#include "cudakit/nccl/rendezvous.hpp"
+#include "cudakit/nccl/store/file_store.hpp"
+#include "cudakit/nccl/store/rendezvous.hpp"
 #include "nccl/store_processes.hpp"
 #include "support/scratch_dir.hpp"
 

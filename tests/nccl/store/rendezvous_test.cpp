@@ -1,4 +1,4 @@
-#include "cudakit/nccl/rendezvous.hpp"
+#include "cudakit/nccl/store/rendezvous.hpp"
 
 #include <gtest/gtest.h>
 

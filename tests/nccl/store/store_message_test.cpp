@@ -1,4 +1,4 @@
-#include "cudakit/nccl/detail/store_message.hpp"
+#include "cudakit/nccl/store/detail/store_message.hpp"
 
 #include <gtest/gtest.h>
 

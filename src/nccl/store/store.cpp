@@ -1,4 +1,4 @@
-#include "cudakit/nccl/store.hpp"
+#include "cudakit/nccl/store/store.hpp"
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"

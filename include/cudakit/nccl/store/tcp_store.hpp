@@ -7,9 +7,9 @@
 #include <mutex>
 #include <string>
 
-#include "cudakit/nccl/detail/store_message.hpp"
-#include "cudakit/nccl/store.hpp"
-#include "cudakit/nccl/tcp_store_server.hpp"
+#include "cudakit/nccl/store/detail/store_message.hpp"
+#include "cudakit/nccl/store/store.hpp"
+#include "cudakit/nccl/store/tcp_store_server.hpp"
 
 namespace cudakit::nccl {
 

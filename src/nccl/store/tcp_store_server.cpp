@@ -1,4 +1,4 @@
-#include "cudakit/nccl/tcp_store_server.hpp"
+#include "cudakit/nccl/store/tcp_store_server.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -18,8 +18,8 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/nccl/nccl_error.hpp"
 #include "cudakit/core/log.hpp"
-#include "cudakit/nccl/detail/store_message.hpp"
-#include "nccl/detail/socket.hpp"
+#include "cudakit/nccl/store/detail/store_message.hpp"
+#include "nccl/store/detail/socket.hpp"
 
 namespace cudakit::nccl {
 

@@ -1,4 +1,4 @@
-#include "cudakit/nccl/tcp_store.hpp"
+#include "cudakit/nccl/store/tcp_store.hpp"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -14,7 +14,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/nccl/nccl_error.hpp"
-#include "nccl/detail/socket.hpp"
+#include "nccl/store/detail/socket.hpp"
 
 namespace cudakit::nccl {
 

@@ -1,12 +1,12 @@
-#include "cudakit/nccl/rendezvous.hpp"
+#include "cudakit/nccl/store/rendezvous.hpp"
 
 #include <charconv>
 #include <cstdlib>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
-#include "cudakit/nccl/file_store.hpp"
-#include "cudakit/nccl/tcp_store.hpp"
+#include "cudakit/nccl/store/file_store.hpp"
+#include "cudakit/nccl/store/tcp_store.hpp"
 
 namespace cudakit::nccl {
 

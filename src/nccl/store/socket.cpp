@@ -1,4 +1,4 @@
-#include "nccl/detail/socket.hpp"
+#include "nccl/store/detail/socket.hpp"
 
 #include <sys/socket.h>
 #include <unistd.h>

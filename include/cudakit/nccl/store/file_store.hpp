@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "cudakit/nccl/store.hpp"
+#include "cudakit/nccl/store/store.hpp"
 
 namespace cudakit::nccl {
 
