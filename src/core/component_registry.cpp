@@ -27,17 +27,25 @@ Registry& registry() noexcept {
 }
 
 template <class Source>
-void add(std::vector<Ranked<Source>>& list, int rank, Source source) noexcept {
+void add(std::vector<Ranked<Source>> Registry::*list, int rank, Source source) noexcept {
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
   try {
-    list.push_back({rank, source});
+    (r.*list).push_back({rank, source});
   } catch (...) {
     // Out of memory while the library loads: the row is missing from `cudakit info`, nothing else.
   }
 }
 
+// The list in order of rank, registration order among equal ranks.
 template <class Source>
-std::vector<Ranked<Source>> sorted(const std::vector<Ranked<Source>>& list) {
-  std::vector<Ranked<Source>> out = list;
+std::vector<Ranked<Source>> sorted(std::vector<Ranked<Source>> Registry::*list) {
+  Registry& r = registry();
+  std::vector<Ranked<Source>> out;
+  {
+    const std::lock_guard lock(r.mutex);
+    out = r.*list;
+  }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
   return out;
 }
@@ -45,38 +53,22 @@ std::vector<Ranked<Source>> sorted(const std::vector<Ranked<Source>>& list) {
 }  // namespace
 
 ComponentRegistration::ComponentRegistration(int rank, ComponentRow row) noexcept {
-  Registry& r = registry();
-  const std::lock_guard lock(r.mutex);
-  add(r.components, rank, row);
+  add(&Registry::components, rank, row);
 }
 
 FeatureRegistration::FeatureRegistration(int rank, FeatureRows rows) noexcept {
-  Registry& r = registry();
-  const std::lock_guard lock(r.mutex);
-  add(r.features, rank, rows);
+  add(&Registry::features, rank, rows);
 }
 
 std::vector<ComponentVersion> registered_components() {
-  Registry& r = registry();
-  std::vector<Ranked<ComponentRow>> list;
-  {
-    const std::lock_guard lock(r.mutex);
-    list = sorted(r.components);
-  }
   std::vector<ComponentVersion> out;
-  for (const auto& entry : list) out.push_back(entry.source());
+  for (const auto& entry : sorted(&Registry::components)) out.push_back(entry.source());
   return out;
 }
 
 std::vector<FeatureSupport> registered_features() {
-  Registry& r = registry();
-  std::vector<Ranked<FeatureRows>> list;
-  {
-    const std::lock_guard lock(r.mutex);
-    list = sorted(r.features);
-  }
   std::vector<FeatureSupport> out;
-  for (const auto& entry : list) entry.source(out);
+  for (const auto& entry : sorted(&Registry::features)) entry.source(out);
   return out;
 }
 
