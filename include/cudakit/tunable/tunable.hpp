@@ -1,5 +1,5 @@
 #pragma once
-// torch.cuda.tunable's functions, for cudakit's TunableOp. The state they set is per process
+// @brief torch.cuda.tunable's functions, for cudakit's TunableOp. The state they set is per process
 // (shared by all threads, as torch's tuning context); results are kept per device. Every
 // function is thread-safe. The initial settings come from CUDAKIT_TUNABLEOP_* (options.hpp).
 

@@ -1,5 +1,5 @@
 #pragma once
-// PinnedEventSource: the events PinnedHostAllocator records to learn when the GPU has finished
+// @brief PinnedEventSource: the events PinnedHostAllocator records to learn when the GPU has finished
 // with a deallocated block. The default one makes CUDA events; host-tier tests substitute events
 // that they complete by hand.
 

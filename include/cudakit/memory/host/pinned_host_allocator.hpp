@@ -1,5 +1,5 @@
 #pragma once
-// PinnedHostAllocator: a caching allocator of pinned (page-locked) host memory, the C++ form of
+// @brief PinnedHostAllocator: a caching allocator of pinned (page-locked) host memory, the C++ form of
 // torch's CachingHostAllocator (the memory of `torch.empty(..., pin_memory=True)`).
 //
 // Pinned memory is what makes cudaMemcpyAsync between host and device truly asynchronous and

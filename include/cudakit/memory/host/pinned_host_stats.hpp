@@ -1,5 +1,5 @@
 #pragma once
-// PinnedHostStats: what PinnedHostAllocator::stats() reports (torch's HostStats).
+// @brief PinnedHostStats: what PinnedHostAllocator::stats() reports (torch's HostStats).
 //
 // Every byte the allocator holds is in exactly one of three states, so that
 //   reserved_bytes.current == allocated_bytes.current + pending_bytes + cached_bytes:

@@ -1,5 +1,5 @@
 #pragma once
-// PinnedMemoryProvider: where PinnedHostAllocator gets its raw host memory from. The default one
+// @brief PinnedMemoryProvider: where PinnedHostAllocator gets its raw host memory from. The default one
 // calls cudaHostAlloc / cudaFreeHost; CUDAKIT_ALLOC_CONF's pinned_use_cuda_host_register picks
 // one that registers mmap'd memory instead; tests substitute one backed by malloc, so that the
 // caching policy is exercised on machines without a GPU.

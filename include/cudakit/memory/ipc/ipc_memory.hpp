@@ -1,8 +1,8 @@
 #pragma once
-// IpcMemory: a block of another process's caching allocator, opened in this one (the importer's
+// @brief IpcMemory: a block of another process's caching allocator, opened in this one (the importer's
 // side of torch's CUDA IPC: rebuild_cuda_tensor / getIpcDevPtr). It owns the mapping and this
 // process's registration in the block's ref-count record, and closes both on destruction. See
-// memory/ipc_memory_export.hpp for the exporter's side, lifetimes and stream ordering.
+// memory/ipc/ipc_memory_export.hpp for the exporter's side, lifetimes and stream ordering.
 
 #include <cstddef>
 #include <memory>

@@ -1,7 +1,7 @@
 #pragma once
-// Sharing a block of cudakit's caching allocator with other processes of this machine: the
+// @brief Sharing a block of cudakit's caching allocator with other processes of this machine: the
 // exporter's side of torch's CUDA IPC (storage._share_cuda_(), torch.cuda.ipc_collect()). The
-// importer opens the handle with IpcMemory::open() (memory/ipc_memory.hpp).
+// importer opens the handle with IpcMemory::open() (memory/ipc/ipc_memory.hpp).
 //
 // Lifetime. Exporting a block puts an external hold on it (CachingAllocator::add_external_hold)
 // and creates its ref-count record, in POSIX shared memory, where importers register as they
@@ -28,7 +28,7 @@
 // cudaIpcGetMemHandle plus its offset; its handle's bytes are all the importer needs. A block
 // of an expandable arena (the default) is shared as the physical chunks it overlaps, each a
 // POSIX file descriptor (cuMemExportToShareableHandle), which must travel with the handle over
-// a Unix-domain socket (send_ipc_handle, memory/ipc_socket.hpp).
+// a Unix-domain socket (send_ipc_handle, memory/ipc/ipc_socket.hpp).
 //
 // Thread safety: every function may be called from any thread.
 

@@ -1,10 +1,10 @@
 #pragma once
-// IpcMemoryHandle: what another process needs to open a block of cudakit's caching allocator
+// @brief IpcMemoryHandle: what another process needs to open a block of cudakit's caching allocator
 // (torch's storage._share_cuda_() tuple): which machine, process and device it comes from, how
 // the memory is shared, where the block lies in it, and the name of the ref-count record that
-// keeps it alive. Made by export_ipc_memory() (memory/ipc_memory_export.hpp), opened by
-// IpcMemory::open() (memory/ipc_memory.hpp), carried by send_ipc_handle() / receive_ipc_handle()
-// (memory/ipc_socket.hpp).
+// keeps it alive. Made by export_ipc_memory() (memory/ipc/ipc_memory_export.hpp), opened by
+// IpcMemory::open() (memory/ipc/ipc_memory.hpp), carried by send_ipc_handle() / receive_ipc_handle()
+// (memory/ipc/ipc_socket.hpp).
 //
 // Its bytes (to_bytes) hold everything but the file descriptors of the expandable kind, which
 // only a Unix-domain socket can carry to another process (SCM_RIGHTS); the legacy kind needs

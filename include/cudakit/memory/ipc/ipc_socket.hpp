@@ -1,7 +1,7 @@
 #pragma once
-// IPC memory handles over a Unix-domain stream socket (AF_UNIX, SOCK_STREAM: socketpair() or a
+// @brief IPC memory handles over a Unix-domain stream socket (AF_UNIX, SOCK_STREAM: socketpair() or a
 // connect()/accept() pair): the handle's bytes and, for the expandable kind, its chunks' file
-// descriptors (SCM_RIGHTS), which no other channel carries. See memory/ipc_memory_export.hpp.
+// descriptors (SCM_RIGHTS), which no other channel carries. See memory/ipc/ipc_memory_export.hpp.
 
 #include <sys/types.h>
 

@@ -1,5 +1,5 @@
 #pragma once
-// The memory snapshot viewer: one self-contained HTML page (the counterpart of PyTorch's
+// @brief The memory snapshot viewer: one self-contained HTML page (the counterpart of PyTorch's
 // MemoryViz / pytorch.org/memory_viz) for a snapshot in torch.cuda.memory._snapshot()'s schema,
 // so snapshots written by cudakit and by PyTorch both render.
 
