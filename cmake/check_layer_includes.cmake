@@ -69,7 +69,8 @@ endforeach()
 # Forwarding headers (See Note [Forwarding headers]): each forwards to one header, and nothing
 # in the library includes one.
 set(forwarding "")
-file(GLOB_RECURSE public_headers RELATIVE ${ROOT}/include ${ROOT}/include/cudakit/*.hpp ${ROOT}/include/cudakit/*.cuh)
+file(GLOB_RECURSE public_headers RELATIVE ${ROOT}/include
+     ${ROOT}/include/cudakit/*.hpp ${ROOT}/include/cudakit/*.cuh)
 foreach(header IN LISTS public_headers)
   file(STRINGS ${ROOT}/include/${header} marker REGEX "^// cudakit: forwarding header")
   if(NOT marker)

@@ -23,9 +23,10 @@ namespace {
 
 // cuFile's row in `cudakit info`, and whether GPUDirect Storage works here: See Note [Components
 // registered by their layer].
-const ComponentRegistration cufile_row(component_rank::cufile, [] { return library_row(cufile_api().status); });
+const ComponentRegistration cufile_row(component_rank::cufile,
+                                       [] { return library_row(cufile_api().status); });
 
-const FeatureRegistration gpudirect_storage_rows(feature_rank::gpudirect_storage, [](std::vector<FeatureSupport>& out) {
+void gpudirect_storage_rows(std::vector<FeatureSupport>& out) {
   const LibraryStatus& cufile = cufile_api().status;
   const std::string nvfs = nvidia_fs_version();
   const bool have_gpu = is_available();
@@ -39,7 +40,8 @@ const FeatureRegistration gpudirect_storage_rows(feature_rank::gpudirect_storage
                  nvfs.empty() ? "module not loaded (no /proc/driver/nvidia-fs/version): cudakit's "
                                 "O_DIRECT engine serves GdsFile"
                               : "version " + nvfs});
-});
+}
+const FeatureRegistration gpudirect_storage(feature_rank::gpudirect_storage, gpudirect_storage_rows);
 
 }  // namespace
 
