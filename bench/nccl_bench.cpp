@@ -29,7 +29,7 @@
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/nccl/communicator.hpp"
 #include "cudakit/nccl/group.hpp"
-#include "cudakit/nccl/tcp_store_server.hpp"
+#include "cudakit/nccl/store/tcp_store_server.hpp"
 #include "cudakit/nccl/version.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 
 #include "common.hpp"
 #include "cudakit/core/error.hpp"
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 #include "cudakit/gds/io_error.hpp"
 
 namespace cudakit::python {

@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "cudakit/core/detail/concat.hpp"
-#include "cudakit/core/detail/nvrtc_api.hpp"
+#include "cudakit/jiterator/detail/nvrtc_api.hpp"
 #include "cudakit/core/error.hpp"
 
 namespace cudakit::jiterator::detail {

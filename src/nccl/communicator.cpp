@@ -12,7 +12,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 #include "cudakit/core/log.hpp"
 #include "cudakit/core/trace_hooks.hpp"
 #include "cudakit/nccl/validation.hpp"

@@ -6,7 +6,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/detail/relaxed_capture_mode.hpp"
 #include "cudakit/core/error.hpp"
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 #include "cudakit/core/log.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "nccl/detail/nccl_call.hpp"

@@ -4,7 +4,7 @@
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 
 namespace cudakit::nccl::detail {
 

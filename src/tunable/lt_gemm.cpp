@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "cudakit/core/device.hpp"
-#include "cudakit/core/cublas_error.hpp"
+#include "cudakit/tensor/cublas_error.hpp"
 #include "cudakit/core/error.hpp"
 #include "tunable/detail/check_kernels.hpp"
 #include "tunable/detail/lt_types.hpp"

@@ -130,10 +130,10 @@ GemmArgs args_for(const GemmKey& key, const Operands& o, std::size_t copy, void*
 // Note [The heuristic under smaller workspaces]
 // cuBLASLt's heuristic ranks by a model that weighs the workspace it may use: asked with 32 MiB it
 // can prefer a configuration that a smaller workspace would not have led it to, and its list of
-// 128 does not always hold the other one. On 2026-12-04 (H200, probe/gemm_compare.sh) 3072 x 768
-// x 3072 bfloat16 ran 10% faster with the first choice of a 1 MiB query (torch's cuBLASLt
-// workspace: a 192x96 tile, 1x2 cluster) than with cuBLAS's default or the 32 MiB query's (128x160,
-// 2x4). So the first choices of a 1 MiB and a workspace-free query are candidates too.
+// 128 does not always hold the other one: a bfloat16 shape was measured faster with the first
+// choice of a 1 MiB query (torch's cuBLASLt workspace) than with cuBLAS's default or the 32 MiB
+// query's (the run and its figures: notes/tunable.md, "2026-12-04: how torch 2.11 calls
+// cuBLAS"). So the first choices of a 1 MiB and a workspace-free query are candidates too.
 //
 // Note [A lead run before each sample]
 // A sample's start event is stamped when the GPU reaches it. On an idle stream the GPU then waits

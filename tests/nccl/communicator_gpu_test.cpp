@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "cudakit/core/detail/nccl_api.hpp"
+#include "cudakit/nccl/detail/nccl_api.hpp"
 #include "cudakit/core/error.hpp"
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 #include "cudakit/core/stream.hpp"
 #include "cudakit/core/trace_hooks.hpp"
 #include "cudakit/memory/device_allocator.hpp"

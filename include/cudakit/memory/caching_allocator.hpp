@@ -1,5 +1,5 @@
 #pragma once
-// CachingAllocator: the policy engine of cudakit's device allocator — which cached block serves
+// @brief CachingAllocator: the policy engine of cudakit's device allocator — which cached block serves
 // which request, when memory is obtained from or returned to its SegmentProvider, stream-ordered
 // reuse, statistics and history. It never calls CUDA itself, so the host tier tests it on host
 // memory (HostSegmentProvider) exactly as it runs on a GPU (CudaSegmentProvider).

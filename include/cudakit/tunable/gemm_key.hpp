@@ -1,5 +1,5 @@
 #pragma once
-// GemmKey: everything that changes which GEMM implementation is fastest, or whether it is valid
+// @brief GemmKey: everything that changes which GEMM implementation is fastest, or whether it is valid
 // at all, written as PyTorch's TunableOp writes its results files: an OpName
 // ("GemmTunableOp_BFloat16_TN") and a ParamsSignature ("tn_4096_16_4096_ld_4096_4096_4096...").
 // See Note [GEMM keys].

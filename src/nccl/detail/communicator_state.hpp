@@ -21,7 +21,7 @@
 #include "cudakit/nccl/communicator_options.hpp"
 #include "cudakit/nccl/flight_recorder.hpp"
 #include "cudakit/nccl/registered_segment.hpp"
-#include "cudakit/nccl/store.hpp"
+#include "cudakit/nccl/store/store.hpp"
 #include "cudakit/nccl/validation.hpp"
 
 namespace cudakit::nccl::detail {

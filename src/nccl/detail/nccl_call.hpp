@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "cudakit/core/detail/nccl_api.hpp"
+#include "cudakit/nccl/detail/nccl_api.hpp"
 
 namespace cudakit::nccl::detail {
 
