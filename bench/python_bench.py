@@ -329,15 +329,20 @@ def main(quick=False):
         # torch.from_dlpack's parts, each beside CuPy's (what the first row is made of): the
         # producer's two calls as torch makes them, and torch's import of the capsule.
         stream = 1 if torch.cuda.current_stream().cuda_stream == 0 else torch.cuda.current_stream().cuda_stream
+        asked = {"max_version": (1, 0), "stream": stream}
+        try:
+            c.__dlpack__(**asked)
+        except TypeError:  # a CuPy before DLPack 1.0: torch asks it again without max_version
+            asked = {"stream": stream}
         cases += [
             pair("DLPack into torch, part: x.__dlpack_device__() (peer: CuPy's)",
                  a.__dlpack_device__, "cupy", c.__dlpack_device__, 20000),
             pair("DLPack into torch, part: x.__dlpack__(max_version=(1, 0), stream=torch's), capsule dropped "
                  "(peer: CuPy's)", lambda: a.__dlpack__(max_version=(1, 0), stream=stream), "cupy",
-                 lambda: c.__dlpack__(max_version=(1, 0), stream=stream), 20000),
+                 lambda: c.__dlpack__(**asked), 20000),
             pair("DLPack into torch, part: torch._C._from_dlpack(x.__dlpack__(...)) and del (peer: CuPy's)",
                  lambda: torch._C._from_dlpack(a.__dlpack__(max_version=(1, 0), stream=stream)), "cupy",
-                 lambda: torch._C._from_dlpack(c.__dlpack__(max_version=(1, 0), stream=stream)), 20000),
+                 lambda: torch._C._from_dlpack(c.__dlpack__(**asked)), 20000),
         ]
     if not quick:
         cases += allocation_and_workload_cases()
