@@ -1,4 +1,7 @@
-// Core runtime overheads, each beside the raw CUDA runtime call doing the same.
+// Core runtime overheads, each beside the raw CUDA runtime call doing the same: the same flags
+// (a cudakit Event has timing off unless asked, a raw cudaEventCreate has it on) and the same
+// loop. scripts/device-bench.sh runs the pairs interleaved in random order, repeated, and the
+// report takes each one's median (Note [Interleaved repetitions] there).
 
 #include <benchmark/benchmark.h>
 
@@ -46,7 +49,11 @@ void BM_EventRecordQuery_raw(benchmark::State& state) {
   cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
   for (auto _ : state) {
     cudaEventRecord(e, s);
-    benchmark::DoNotOptimize(cudaEventQuery(e));
+    // Not ready is left in the runtime's last-error slot, where the next launch check would take
+    // it for a failure: a careful caller clears it, as torch's Event.query does and cudakit's.
+    const cudaError_t status = cudaEventQuery(e);
+    if (status == cudaErrorNotReady) (void)cudaGetLastError();
+    benchmark::DoNotOptimize(status);
   }
   cudaEventDestroy(e);
   cudaStreamDestroy(s);
@@ -102,43 +109,47 @@ void BM_EmptyKernelLaunch_cudakit_current_stream(benchmark::State& state) {
 }
 BENCHMARK(BM_EmptyKernelLaunch_cudakit_current_stream);
 
-void BM_EmptyKernelLaunch_raw(benchmark::State& state) {
+// `launch(stream)` on a raw stream of its own, the queue kept from filling by a sync every 256.
+template <class Launch>
+void launch_loop(benchmark::State& state, Launch launch) {
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   int n = 0;
   for (auto _ : state) {
-    cudakit::bench::launch_empty(s);
+    launch(s);
     if (++n % 256 == 0) cudaStreamSynchronize(s);
   }
   cudaStreamSynchronize(s);
   cudaStreamDestroy(s);
 }
+
+void BM_EmptyKernelLaunch_raw(benchmark::State& state) { launch_loop(state, cudakit::bench::launch_empty); }
 BENCHMARK(BM_EmptyKernelLaunch_raw);
 
 // The library's own launch path (cudakit::launch_kernel: the trace hooks' check and the launch
-// check) against the raw launch above; and with a listener attached, what listening costs.
-void launch_loop(benchmark::State& state) {
-  cudaStream_t s;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  int n = 0;
-  for (auto _ : state) {
-    cudakit::bench::launch_empty_through_cudakit(s);
-    if (++n % 256 == 0) cudaStreamSynchronize(s);
-  }
-  cudaStreamSynchronize(s);
-  cudaStreamDestroy(s);
+// check) against a raw launch checked the same way (torch's C10_CUDA_KERNEL_LAUNCH_CHECK is that
+// cudaGetLastError too); and with a listener attached, what listening costs.
+void BM_LaunchKernel_cudakit(benchmark::State& state) {
+  launch_loop(state, cudakit::bench::launch_empty_through_cudakit);
 }
-void BM_EmptyKernelLaunch_launch_kernel(benchmark::State& state) { launch_loop(state); }
-BENCHMARK(BM_EmptyKernelLaunch_launch_kernel);
+BENCHMARK(BM_LaunchKernel_cudakit);
 
-void BM_EmptyKernelLaunch_launch_kernel_listened(benchmark::State& state) {
+void BM_LaunchKernel_raw(benchmark::State& state) {
+  launch_loop(state, [](cudaStream_t s) {
+    cudakit::bench::launch_empty(s);
+    benchmark::DoNotOptimize(cudaGetLastError());
+  });
+}
+BENCHMARK(BM_LaunchKernel_raw);
+
+void BM_LaunchKernel_listened(benchmark::State& state) {
   long seen = 0;
   const auto id = cudakit::attach_trace_listener([&](const cudakit::TraceEvent&) { ++seen; });
-  launch_loop(state);
+  launch_loop(state, cudakit::bench::launch_empty_through_cudakit);
   cudakit::detach_trace_listener(id);
   benchmark::DoNotOptimize(seen);
 }
-BENCHMARK(BM_EmptyKernelLaunch_launch_kernel_listened);
+BENCHMARK(BM_LaunchKernel_listened);
 
 // Launch + wait for one empty kernel: the round-trip latency.
 void BM_EmptyKernelRoundTrip_cudakit(benchmark::State& state) {

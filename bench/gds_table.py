@@ -1,12 +1,46 @@
 #!/usr/bin/env python3
-"""The GDS table from gds_bench and torch_gds_bench JSON lines (one run): each cudakit figure as
-GB/s and as a ratio to its target — the disk's own O_DIRECT bandwidth for cold loads and saves,
-20 GB/s for warm loads — and to the plain POSIX and PyTorch peers.
+"""The GDS table from gds_bench, torch_gds_bench and safetensors_load_bench JSON lines (one run):
+each cudakit figure as GB/s and as a ratio to its target — the disk's own O_DIRECT bandwidth for
+cold loads and saves, 20 GB/s for warm loads — and to the plain POSIX and PyTorch peers; then the
+safetensors checkpoint rows (cudakit against safetensors.torch.load_file on one file).
 
     gds_table.py gds.jsonl
 """
 import json
 import sys
+
+
+def median(values):
+    values = sorted(values)
+    n = len(values)
+    return 0.0 if n == 0 else values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
+
+
+def checkpoint_rows(rows):
+    """safetensors_load_bench's rows: one file loaded by cudakit and by safetensors.torch, cold and
+    warm (medians over the repetitions), the ratios against their targets (cold >= 1.0x, warm >= 3x
+    safetensors' own), the disk's O_DIRECT read of the same file, and the byte-identity check."""
+    ours = [r for r in rows if r["case"].startswith("checkpoint_")]
+    if not ours:
+        return
+    disk = [r["gbps"] for r in ours if r["case"] == "checkpoint_disk_odirect_read"]
+    print(f"safetensors checkpoint, one file, one run (disk O_DIRECT read of it: {median(disk):.2f} GB/s)")
+    for case, target in (("checkpoint_cold_load", 1.0), ("checkpoint_warm_load", 3.0)):
+        figures = {}
+        for impl in ("cudakit", "safetensors"):
+            got = [r for r in ours if r["case"] == case and r["impl"] == impl]
+            figures[impl] = median([r["gbps"] for r in got])
+            resident = max((r.get("resident_before", -1) for r in got), default=-1)
+            paths = sorted({r.get("path", "") for r in got} - {""})
+            print(f"  {case:<22} {impl:<12} {figures[impl]:7.2f} GB/s (median of {len(got)}; page cache before: "
+                  f"{resident:.0%} at most){' ' + ', '.join(paths) if paths else ''}")
+        if figures["safetensors"]:
+            ratio = figures["cudakit"] / figures["safetensors"]
+            verdict = "meets" if ratio >= target else "MISSES"
+            print(f"  {case:<22} cudakit / safetensors = {ratio:.2f} ({verdict} the target {target:.1f}x)")
+    for r in (r for r in ours if r["case"] == "checkpoint_byte_identity"):
+        state = "identical" if r.get("identical") else "DIFFERENT: " + "; ".join(r.get("differ", []))
+        print(f"  byte identity: {r.get('tensors')} tensors ({', '.join(r.get('dtypes', []))}): {state}")
 
 
 def main():
@@ -28,7 +62,7 @@ def main():
     print(f"disk O_DIRECT: read {disk_read:.2f} GB/s, write {disk_write:.2f} GB/s")
     print(f"{'case':<30} {'impl':<30} {'GB/s':>7} {'target':>8} {'vs target':>9}  path / note")
     for (case, impl), r in sorted(best.items()):
-        if case in ("setup", "disk_odirect_read", "disk_odirect_write") or case.startswith("sweep"):
+        if case in ("setup", "disk_odirect_read", "disk_odirect_write") or case.startswith(("sweep", "checkpoint_")):
             continue
         target, _ = targets.get(case, (0, ""))
         ratio = f"{r['gbps'] / target:.2f}x" if target and not r.get("error") else "-"
@@ -39,6 +73,7 @@ def main():
         for (c, impl), r in sorted(best.items()):
             if c == case and impl != "cudakit" and r.get("gbps"):
                 print(f"{case}: cudakit / {impl} = {ours / r['gbps']:.2f}")
+    checkpoint_rows(rows)
     sweep = [r for r in rows if r["case"].startswith("sweep")]
     if sweep:
         print("sweep (chunk MiB x threads -> GB/s):")

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "cudakit/core/detail/graph_launcher.hpp"
-#include "cudakit/core/detail/nvrtc_api.hpp"
+#include "cudakit/jiterator/detail/nvrtc_api.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/driver_api.hpp"
 #include "cudakit/core/stream.hpp"

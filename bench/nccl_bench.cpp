@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,7 +29,7 @@
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/nccl/communicator.hpp"
 #include "cudakit/nccl/group.hpp"
-#include "cudakit/nccl/tcp_store_server.hpp"
+#include "cudakit/nccl/store/tcp_store_server.hpp"
 #include "cudakit/nccl/version.hpp"
 
 namespace {
@@ -99,11 +100,15 @@ struct RankBuffers {
   void* out = nullptr;
 };
 
-// Issues `op` of `bytes` on every local rank (inside one group when there are several).
+// Issues `op` of `bytes` on every local rank, inside one group when there are several, and for
+// send_recv, whose two halves torch also issues as one group (batch_isend_irecv). One rank's
+// collective is not wrapped: torch.distributed issues it alone, and a group around it is one
+// more NCCL group end per operation than the peer pays.
 void issue(std::vector<RankBuffers>& ranks, const std::string& op, std::size_t bytes) {
   const int n = ranks[0].comm.world_size();
   const std::size_t count = bytes / 4;  // elements of the op's size S
-  cudakit::nccl::Group group;
+  std::optional<cudakit::nccl::Group> group;
+  if (ranks.size() > 1 || op == "send_recv") group.emplace();
   for (RankBuffers& r : ranks) {
     const int d = r.comm.device();
     auto buf = [&](void* p, std::size_t c) { return Buffer{p, c, DataType::float32, d, true}; };
@@ -119,7 +124,7 @@ void issue(std::vector<RankBuffers>& ranks, const std::string& op, std::size_t b
       c.recv(buf(r.out, count), (c.rank() + n - 1) % n);
     }
   }
-  group.end();
+  if (group) group->end();
 }
 
 void synchronize(std::vector<RankBuffers>& ranks) {

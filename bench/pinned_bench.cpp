@@ -17,7 +17,7 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/event.hpp"
 #include "cudakit/core/stream.hpp"
-#include "cudakit/memory/pinned_memory_provider.hpp"
+#include "cudakit/memory/host/pinned_memory_provider.hpp"
 #include "support/timing.hpp"
 
 namespace {

@@ -206,7 +206,11 @@ def area_graphs(out, plots):
 def area_core(out, plots):
     t = text(os.path.join(out, "core.txt"))
     times = {}
-    for m in re.finditer(r"^BM_(\w+?)_(cudakit\w*|raw)\s+(\d+) ns", t, re.M):
+    # Repeated runs print aggregates (Note [Interleaved repetitions] in scripts/device-bench.sh):
+    # the medians are taken; a run of one repetition each prints plain rows.
+    medians = re.search(r"^BM_\w+_median\s", t, re.M) is not None
+    pattern = r"^BM_(\w+?)_(cudakit\w*?|raw)" + ("_median" if medians else "") + r"\s+(\d+) ns"
+    for m in re.finditer(pattern, t, re.M):
         times.setdefault(m.group(1), {})[m.group(2)] = float(m.group(3))
     rows = []
     for case, by in times.items():
@@ -274,9 +278,15 @@ def area_tunable(out, plots):
     lines = json_lines(os.path.join(out, "tunable.jsonl"))
     ours = {r["shape"]: r for r in lines if r.get("impl") == "cudakit" and "tuned_ms" in r}
     interleaved = [r for r in lines if r.get("bench") == "gemm_interleaved" and "tuned_ms" in r]
-    if not ours and not interleaved:
+    models = [r for r in lines if r.get("bench") == "model_forward" and "cudakit_ms" in r]
+    if not ours and not interleaved and not models:
         return None
     rows = []
+    for r in models:
+        # bench/torch_model_forward_bench.py: a model's forward, plain and through cudakit.route_torch().
+        rows.append(row(f"{r['model']} forward, {r['layers']} layers, {r['batch']}x{r['seq']} tokens: through "
+                        f"cudakit's tuner (route_torch) vs torch", "ms", r["cudakit_ms"], "torch", r["torch_ms"],
+                        noise=max(r.get("torch_spread") or 0, r.get("cudakit_spread") or 0) / 2 or None))
     if interleaved:
         # bench/torch_gemm_interleaved.py: both libraries in one process, alternating per round.
         ratios = {}
@@ -376,6 +386,15 @@ def area_gds(out, plots):
             rows.append(row(case, "GB/s", best[(case, "cudakit")], peer, best.get((case, peer)), True,
                             "disk O_DIRECT read" if case == "cold_load" else None,
                             disk if case == "cold_load" else None, noise=0.1))
+    # safetensors_load_bench.py: one file, cudakit against safetensors.torch.load_file (best of the
+    # repetitions, as the rows above), the cold row against the disk's O_DIRECT read of that file.
+    checkpoint_disk = best.get(("checkpoint_disk_odirect_read", "disk"))
+    for case in ("checkpoint_cold_load", "checkpoint_warm_load"):
+        if (case, "cudakit") in best:
+            cold = case == "checkpoint_cold_load"
+            rows.append(row(f"safetensors {case[len('checkpoint_'):]}", "GB/s", best[(case, "cudakit")],
+                            "safetensors.torch", best.get((case, "safetensors")), True,
+                            "disk O_DIRECT read" if cold else None, checkpoint_disk if cold else None, noise=0.1))
     sweep = {}
     for r in lines:
         if r["case"].startswith("sweep_") and r.get("chunk_bytes"):
@@ -676,15 +695,16 @@ def performance_section(report, report_path, document=REPORT_DOCUMENT):
             f"[report.json]({folder}/report.json)).\n" + body)
 
 
-def write_section(document_path, section):
-    """Replaces the text between REPORT_BEGIN and REPORT_END in `document_path` with `section`;
-    the rest of the file is kept. A document without both markers, in order, is refused unchanged."""
+def write_section(document_path, section, begin_marker=REPORT_BEGIN, end_marker=REPORT_END):
+    """Replaces the text between `begin_marker` and `end_marker` in `document_path` with
+    `section`; the rest of the file is kept. A document without both markers, in order, is
+    refused unchanged."""
     with open(document_path) as f:
         text = f.read()
-    begin, end = text.find(REPORT_BEGIN), text.find(REPORT_END)
+    begin, end = text.find(begin_marker), text.find(end_marker)
     if begin < 0 or end < begin:
-        raise SystemExit(f"report.py performance: {document_path} has no '{REPORT_BEGIN}' ... '{REPORT_END}' pair")
-    updated = text[:begin + len(REPORT_BEGIN)] + "\n" + section.rstrip("\n") + "\n" + text[end:]
+        raise SystemExit(f"{document_path} has no '{begin_marker}' ... '{end_marker}' pair")
+    updated = text[:begin + len(begin_marker)] + "\n" + section.rstrip("\n") + "\n" + text[end:]
     with open(document_path + ".tmp", "w") as f:
         f.write(updated)
     os.replace(document_path + ".tmp", document_path)

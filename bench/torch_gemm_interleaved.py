@@ -17,10 +17,15 @@ in the same rounds, so the GPU is in the same (sustained) power state for all of
 ({"bench": "gemm_interleaved", ...}, read by bench/tunable_table.py) and a table with tuned/torch,
 default/torch, tuned over the better of torch's two, and their geometric means.
 
---model gpt2|llama: a transformers model built from a config with random weights (bfloat16), its
-forward pass timed plain and under cudakit.route_torch() (interleaved), outputs compared.
+float8 shapes: e4m3 x e4m3, one float32 scale a tensor (torch._scaled_mm's tensor-wise scaling),
+bfloat16 output, no fast accumulation (use_fast_accum=False, cuBLASLt's FAST_ACCUM unset), against
+torch._scaled_mm with exactly those; their rows say so ("fp8").
 
-    PYTHONPATH=build-python python3 bench/torch_gemm_interleaved.py --extra [--torch-tunableop] [--model llama]
+Time: --budget-s bounds the whole run. Each shape gets the budget left over the shapes left; its
+rounds are cut (never under --min-rounds) to what fits after its tuning. A transformers model's
+forward pass is bench/torch_model_forward_bench.py's.
+
+    PYTHONPATH=build-python python3 bench/torch_gemm_interleaved.py --extra --torch-tunableop [--budget-s 300]
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import time
 import torch
 
 import cudakit
-from cudakit.matmul import prepare, route_torch, routed_calls
+from cudakit.matmul import prepare
 from tunable_table import interleaved_table  # bench/ is the script's folder, first on sys.path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -178,17 +183,22 @@ def time_sample(fn, iters):
     return start.elapsed_time(end) / iters
 
 
-def bench_shape(shape, args):
-    v = Variants(shape, args)
+def bench_shape(shape, args, budget_s):
+    """One shape's row; `budget_s`: the seconds it may take, tuning included."""
     t0 = time.time()
+    v = Variants(shape, args)
     for name in v.names:
         v.build(name)
     tuning_s = time.time() - t0
     calls = Variants.CALLS
     est = min(time_sample(v.runs[n], 2) / calls for n in v.names)  # ms a product
     replays = max(1, min(5000, math.ceil(args.sample_ms / max(est * calls, 1e-4))))
+    # A round: every variant's sample, plus ~1 ms of the host's each (events, switches).
+    round_s = len(v.names) * (replays * calls * est + 1.0) / 1e3
+    left = budget_s - (time.time() - t0)
+    rounds = max(args.min_rounds, min(args.rounds, int(left / round_s)))
     samples = {n: [] for n in v.names}
-    for r in range(args.rounds):
+    for r in range(rounds):
         k = r % len(v.names)
         for name in v.names[k:] + v.names[:k]:
             v.set_state(name)  # graphs replay what they captured; host-issued calls follow the switches
@@ -198,8 +208,10 @@ def bench_shape(shape, args):
     med = {n: statistics.median(s) for n, s in samples.items()}
     row = {"bench": "gemm_interleaved", "shape": shape["name"], "dtype": shape["dtype"], "M": shape["M"],
            "N": shape["N"], "K": shape["K"], "batch": shape["batch"], "layout": shape["layout"],
-           "calls_per_sample": replays * calls, "rounds": args.rounds, "copies": v.copies, "tuning_s": tuning_s,
+           "calls_per_sample": replays * calls, "rounds": rounds, "copies": v.copies, "tuning_s": tuning_s,
            "graphed": sorted(v.graphed)}
+    if v.fp8:
+        row["fp8"] = "e4m3 x e4m3, tensor-wise float32 scales, bfloat16 out, no fast accumulation; torch._scaled_mm"
     for n, ms in med.items():
         row[f"{n}_ms"] = ms
         row[f"{n}_tflops"] = v.flops / (ms * 1e-3) / 1e12
@@ -211,64 +223,20 @@ def bench_shape(shape, args):
     return row
 
 
-def bench_model(args):
-    """A transformers model's forward, plain and routed through cudakit, interleaved."""
-    import transformers
-
-    torch.manual_seed(0)
-    if args.model == "gpt2":
-        config = transformers.GPT2Config(n_embd=2048, n_head=16, n_layer=2, n_positions=2048, vocab_size=32000)
-        model = transformers.GPT2Model(config)
-    else:
-        config = transformers.LlamaConfig(hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
-                                          num_key_value_heads=8, num_hidden_layers=2, vocab_size=32000)
-        model = transformers.LlamaModel(config)
-    model = model.to("cuda", torch.bfloat16).eval()
-    ids = torch.randint(0, 32000, (args.model_batch, args.model_seq), device="cuda")
-    cudakit.tunable.enable(True)
-    cudakit.tunable.tuning_enable(True)
-    with torch.no_grad():
-        want = model(input_ids=ids)[0]
-        before = routed_calls()
-        with route_torch():
-            got = model(input_ids=ids)[0]  # tunes each new GEMM shape
-        routed = routed_calls() - before
-        torch.cuda.synchronize()
-        err = ((got.float() - want.float()).abs().max() / want.float().abs().max()).item()
-        samples = {"torch": [], "cudakit": []}
-        for r in range(args.rounds):
-            for name in (("torch", "cudakit") if r % 2 == 0 else ("cudakit", "torch")):
-                if name == "cudakit":
-                    with route_torch():
-                        samples[name].append(time_sample(lambda: model(input_ids=ids), 3))
-                else:
-                    samples[name].append(time_sample(lambda: model(input_ids=ids), 3))
-    cudakit.tunable.enable(False)
-    med = {n: statistics.median(s) for n, s in samples.items()}
-    row = {"bench": "gemm_interleaved_model", "model": args.model, "batch": args.model_batch, "seq": args.model_seq,
-           "torch_ms": med["torch"], "cudakit_ms": med["cudakit"], "cudakit_vs_torch": med["torch"] / med["cudakit"],
-           "max_relative_error": err, "routed_gemms_per_forward": routed}
-    print(json.dumps(row))
-    print(f"{args.model} forward ({args.model_batch}x{args.model_seq} tokens, bfloat16): torch {med['torch']:.3f} ms, "
-          f"through cudakit's tuner {med['cudakit']:.3f} ms ({row['cudakit_vs_torch']:.3f}x), {routed} GEMMs routed, "
-          f"max relative difference {err:.2e}")
-    return row
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default=os.path.join(ROOT, "bench", "tunable_shapes.json"))
     ap.add_argument("--extra", action="store_true", help="also the shapes of issue 36 (EXTRA)")
     ap.add_argument("--only", default="", help="comma-separated substrings of shape names")
-    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=15, help="rounds a shape at most")
+    ap.add_argument("--min-rounds", type=int, default=5, help="rounds a shape at least, whatever the budget")
+    ap.add_argument("--budget-s", type=float, default=330.0, help="seconds for the whole run, tuning included")
     ap.add_argument("--sample-ms", type=float, default=3.0)
     ap.add_argument("--no-graph", action="store_true", help="issue every call from the host (no CUDA graphs)")
     ap.add_argument("--torch-tunableop", action="store_true")
-    ap.add_argument("--model", choices=["gpt2", "llama"], default=None)
-    ap.add_argument("--model-batch", type=int, default=2)
-    ap.add_argument("--model-seq", type=int, default=1024)
     ap.add_argument("--json", default="", help="also append the JSON lines to this file")
     args = ap.parse_args()
+    deadline = time.time() + args.budget_s
     torch.cuda.tunable.tuning_enable(True)
     if hasattr(torch.cuda.tunable, "write_file_on_exit"):  # absent from some torch releases
         torch.cuda.tunable.write_file_on_exit(False)
@@ -286,22 +254,19 @@ def main():
     torch.cuda.synchronize()
     rows = []
     sink = open(args.json, "a") if args.json else None
-    for shape in shapes:
+    for i, shape in enumerate(shapes):
         try:
-            row = bench_shape(shape, args)
+            row = bench_shape(shape, args, (deadline - time.time()) / (len(shapes) - i))
         except Exception as e:  # noqa: BLE001 - one shape's failure is reported, the rest still run
-            print(json.dumps({"bench": "gemm_interleaved", "shape": shape["name"], "error": repr(e)[:500]}))
-            continue
-        rows.append(row)
+            row = {"bench": "gemm_interleaved", "shape": shape["name"], "error": repr(e)[:500]}
+        else:
+            rows.append(row)
         print(json.dumps(row), flush=True)
-        if sink:
+        if sink:  # flushed a line at a time: a run cut short by its time limit keeps what it measured
             sink.write(json.dumps(row) + "\n")
-    if args.model:
-        row = bench_model(args)
-        if sink:
-            sink.write(json.dumps(row) + "\n")
+            sink.flush()
     print()
-    interleaved_table(rows)
+    print(interleaved_table(rows))
     return 0
 
 

@@ -7,57 +7,124 @@ measured device-to-device copy bandwidth, the tuning time; then the geometric me
 and the targets (tuned >= 0.99x default on every shape, geomean >= 1.20x over default and >= 1.03x
 over the heuristic's first, decode >= 80% of the bound, tuning <= 2 s a shape).
 
-    python3 bench/tunable_table.py tunable.jsonl
+    python3 bench/tunable_table.py tunable.jsonl [--write DOC]
+
+--write DOC: the interleaved and model tables (below) replace the text between DOC's markers
+(INTERLEAVED_BEGIN / INTERLEAVED_END; docs/gemm.md has them) instead of being printed.
 
 Rows of bench/torch_gemm_interleaved.py ({"bench": "gemm_interleaved"}: cudakit and torch timed in
 one process, alternating per round) get a table of their own: tuned/torch per shape and the
 geometric means, with the targets (default >= 0.99x torch.matmul, tuned >= 0.99x the better of
-torch and its TunableOp on every shape, geomean tuned/torch.matmul >= 1.05).
+torch and its TunableOp on every shape, geomean tuned/torch.matmul >= 1.05, float8 >= 0.99x
+torch._scaled_mm). Rows of bench/torch_model_forward_bench.py ({"bench": "model_forward"}) get one
+too: a model's forward pass, plain torch against cudakit.route_torch().
 """
 import json
 import math
+import os
 import sys
 
 
+INTERLEAVED_BEGIN = "<!-- gemm interleaved: begin (bench/tunable_table.py FILE --write DOC writes this part) -->"
+INTERLEAVED_END = "<!-- gemm interleaved: end -->"
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float('nan')
+
+
 def interleaved_table(rows):
-    """The table of bench/torch_gemm_interleaved.py's rows (one process, alternating rounds)."""
+    """The markdown table of bench/torch_gemm_interleaved.py's rows (one process, alternating
+    rounds) and its summary against the targets, as a string."""
     fmt = lambda v, spec='.1f': format(v, spec) if isinstance(v, (int, float)) else '-'  # noqa: E731
-    print(f"| {'shape':32} | torch | torch TunableOp | cudakit default | cudakit tuned | default/torch | "
-          f"tuned/torch | tuned/best torch |")
-    print('|' + '---|' * 8)
-    logs = {'tuned_vs_torch': [], 'default_vs_torch': [], 'tuned_vs_best_torch': []}
+    out = [f"| {'shape':32} | torch | torch TunableOp | cudakit default | cudakit tuned | default/torch | "
+           f"tuned/torch | tuned/best torch |", '|' + '---|' * 8]
     for r in rows:
-        for k in logs:
-            logs[k].append(math.log(r[k]))
-        print(f"| {r['shape']:32} | {fmt(r['torch_tflops'])} | {fmt(r.get('torch_tunableop_tflops'))} | "
-              f"{fmt(r['default_tflops'])} | {fmt(r['tuned_tflops'])} | {r['default_vs_torch']:.3f} | "
-              f"{r['tuned_vs_torch']:.3f} | {r['tuned_vs_best_torch']:.3f} |")
-    if rows:
-        geo = {k: math.exp(sum(v) / len(v)) for k, v in logs.items()}
-        print(f"\ngeomean over {len(rows)} shapes: tuned/torch.matmul {geo['tuned_vs_torch']:.3f} (target >= 1.05), "
-              f"default/torch.matmul {geo['default_vs_torch']:.3f}; worst default/torch "
-              f"{min(r['default_vs_torch'] for r in rows):.3f} (target >= 0.99), worst tuned/better torch "
-              f"{min(r['tuned_vs_best_torch'] for r in rows):.3f} (target >= 0.99)")
+        torch_name = ' (_scaled_mm)' if r.get('fp8') else ''
+        out.append(f"| {r['shape'] + torch_name:32} | {fmt(r['torch_tflops'])} | {fmt(r.get('torch_tunableop_tflops'))} | "
+                   f"{fmt(r['default_tflops'])} | {fmt(r['tuned_tflops'])} | {r['default_vs_torch']:.3f} | "
+                   f"{r['tuned_vs_torch']:.3f} | {r['tuned_vs_best_torch']:.3f} |")
+    if not rows:
+        return "\n".join(out)
+    geo = {k: geomean([r[k] for r in rows]) for k in ('tuned_vs_torch', 'default_vs_torch', 'tuned_vs_best_torch')}
+    worst = lambda k: min(rows, key=lambda r: r[k])  # noqa: E731
+    wd, wt = worst('default_vs_torch'), worst('tuned_vs_best_torch')
+    fp8 = [r for r in rows if r.get('fp8')]
+    met = lambda ok: 'met' if ok else 'MISSED'  # noqa: E731
+    out += ['', f"TFLOP/s (2MNK flops a product), medians of each variant's samples, timed from graph replays "
+                f"where the row says it was graphed. Over {len(rows)} shapes:", '',
+            f"- geometric mean tuned/torch.matmul {geo['tuned_vs_torch']:.3f} (target >= 1.05: "
+            f"{met(geo['tuned_vs_torch'] >= 1.05)}); default/torch.matmul {geo['default_vs_torch']:.3f}; "
+            f"tuned/better torch {geo['tuned_vs_best_torch']:.3f}",
+            f"- worst default/torch {wd['default_vs_torch']:.3f} ({wd['shape']}; target >= 0.99: "
+            f"{met(wd['default_vs_torch'] >= 0.99)})",
+            f"- worst tuned/better of torch and torch's TunableOp {wt['tuned_vs_best_torch']:.3f} ({wt['shape']}; "
+            f"target >= 0.99: {met(wt['tuned_vs_best_torch'] >= 0.99)})"]
+    if fp8:
+        wf = min(fp8, key=lambda r: r['tuned_vs_torch'])
+        out.append(f"- float8 against torch._scaled_mm ({fp8[0]['fp8'].split(';')[0]}): worst tuned "
+                   f"{wf['tuned_vs_torch']:.3f}, default {min(r['default_vs_torch'] for r in fp8):.3f} "
+                   f"({wf['shape']}; target >= 0.99: {met(wf['tuned_vs_torch'] >= 0.99)})")
+    return "\n".join(out)
+
+
+def model_table(rows):
+    """The markdown table of bench/torch_model_forward_bench.py's rows, as a string."""
+    out = ["| model | layers | tokens | torch ms | through cudakit's tuner ms | cudakit/torch speed | GEMMs routed | "
+           "output difference (Frobenius, largest element) |", '|' + '---|' * 8]
+    for r in rows:
+        out.append(f"| {r['model']} | {r['layers']} | {r['batch']}x{r['seq']} | {r['torch_ms']:.3f} | "
+                   f"{r['cudakit_ms']:.3f} | {r['cudakit_vs_torch']:.3f} | {r['routed_gemms_per_forward']} | "
+                   f"{r['relative_frobenius_difference']:.1e}, {r['max_element_difference']:.1e}"
+                   f"{'' if r['equal_within_tolerance'] else ' (OUTSIDE tolerance)'} |")
+    return "\n".join(out)
+
+
+def interleaved_section(interleaved, models, source):
+    """The generated part of a document: both tables, saying where they came from."""
+    parts = [f"Generated by `python3 bench/tunable_table.py {source} --write DOC` from the JSON lines of "
+             f"bench/torch_gemm_interleaved.py and bench/torch_model_forward_bench.py.", '']
+    if interleaved:
+        parts += [interleaved_table(interleaved), '']
+    if models:
+        parts += ["A model's forward pass, plain torch against its products routed through cudakit's tuner "
+                  "(`cudakit.route_torch()`), interleaved per round:", '', model_table(models), '']
+    return "\n".join(parts)
 
 
 def main():
-    ours, torch_rows, summary, interleaved = {}, {}, None, []
-    for line in open(sys.argv[1]):
+    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != '--write'):
+        raise SystemExit(__doc__)
+    ours, torch_rows, summary, interleaved, models = {}, {}, None, [], []
+    with open(sys.argv[1]) as f:
+        lines = f.read().splitlines()
+    for line in lines:
         line = line.strip()
         if not line.startswith('{'):
             continue
         row = json.loads(line)
         if row.get('bench') == 'gemm_interleaved' and 'error' not in row:
             interleaved.append(row)
+        elif row.get('bench') == 'model_forward':
+            models.append(row)
         elif row.get('bench') == 'tunable_summary':
             summary = row
         elif row.get('bench') == 'tunable' and row.get('impl') == 'cudakit':
             ours[row['shape']] = row
         elif row.get('bench') == 'tunable' and row.get('impl') == 'torch':
             torch_rows[row['shape']] = row
+    if len(sys.argv) == 4:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from report import write_section
+        write_section(sys.argv[3], interleaved_section(interleaved, models, sys.argv[1]), INTERLEAVED_BEGIN,
+                      INTERLEAVED_END)
+        return
     if interleaved:
         print("cudakit and torch in one process, alternating per round (bench/torch_gemm_interleaved.py):\n")
-        interleaved_table(interleaved)
+        print(interleaved_table(interleaved))
+        print()
+    if models:
+        print(model_table(models))
         print()
     if not ours:
         return

@@ -13,10 +13,12 @@
 
 set_property(GLOBAL PROPERTY CUDAKIT_LAYERS "")
 
-# cudakit_layer(<name> [DEPENDS <layer>...] [LIBRARIES <library>...])
+# cudakit_layer(<name> [DEPENDS <layer>...] [PARTS <part>...] [LIBRARIES <library>...])
+#   PARTS: sub-folders that keep a concern apart inside the layer (See Note [Parts of a layer] in
+#   check_layer_includes.cmake).
 #   LIBRARIES: outside libraries the layer's sources call (linked into libcudakit privately).
 function(cudakit_layer name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "DEPENDS;LIBRARIES")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "DEPENDS;PARTS;LIBRARIES")
   get_property(declared GLOBAL PROPERTY CUDAKIT_LAYERS)
   foreach(dependency IN LISTS arg_DEPENDS)
     if(NOT dependency IN_LIST declared)
@@ -49,10 +51,12 @@ function(cudakit_layer name)
   set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
   set_property(GLOBAL APPEND PROPERTY CUDAKIT_LAYERS ${name})
   set_property(GLOBAL PROPERTY CUDAKIT_LAYER_DEPENDS_${name} "${arg_DEPENDS}")
+  set_property(GLOBAL PROPERTY CUDAKIT_LAYER_PARTS_${name} "${arg_PARTS}")
   set_property(GLOBAL APPEND PROPERTY CUDAKIT_LAYER_LIBRARIES ${arg_LIBRARIES})
 endfunction()
 
-# Writes the declared graph, one "layer: dependency..." line per layer, for the include test.
+# Writes the declared graph, one "layer: dependency..." line per layer and a "layer/parts:
+# part..." line per layer with parts, for the include test.
 function(cudakit_write_layer_graph path)
   get_property(layers GLOBAL PROPERTY CUDAKIT_LAYERS)
   set(text "")
@@ -60,6 +64,11 @@ function(cudakit_write_layer_graph path)
     get_property(depends GLOBAL PROPERTY CUDAKIT_LAYER_DEPENDS_${layer})
     string(REPLACE ";" " " depends "${depends}")
     string(APPEND text "${layer}: ${depends}\n")
+    get_property(parts GLOBAL PROPERTY CUDAKIT_LAYER_PARTS_${layer})
+    if(parts)
+      string(REPLACE ";" " " parts "${parts}")
+      string(APPEND text "${layer}/parts: ${parts}\n")
+    endif()
   endforeach()
   file(GENERATE OUTPUT ${path} CONTENT "${text}")
 endfunction()

@@ -2,7 +2,7 @@
 // a file, hex on a command line). What parses is written back and must read the same.
 #include <cstdlib>
 
-#include "cudakit/memory/ipc_memory_handle.hpp"
+#include "cudakit/memory/ipc/ipc_memory_handle.hpp"
 #include "read_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -3,7 +3,7 @@
 // runs out; every decoded frame must encode back to the bytes it came from.
 #include <cstdlib>
 
-#include "cudakit/nccl/detail/store_message.hpp"
+#include "cudakit/nccl/store/detail/store_message.hpp"
 #include "read_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -22,6 +22,8 @@ for f in tests/data/alloc-traces/trace_*.csv.gz; do n=$(basename "$f" .csv.gz); 
 } > "$out/alloc.jsonl" 2> "$out/alloc.err"
 python3 bench/alloc_table.py "$out/alloc.jsonl" > "$out/alloc_table.md" 2>&1
 grep -E "threads|serve_8t.ns|serve_4w.ns|serve_2w.ns|pair_1MiB" "$out/alloc_table.md"
+if [ -x "$B/bin/lock_probe" ]; then timeout 40 "$B/bin/lock_probe" 16 > "$out/lock_probe.txt" 2>&1; cat "$out/lock_probe.txt"; fi
+[ "${SKIP_GEMM:-0}" = 1 ] && exit 0
 PYTHONPATH=$PWD/build-python timeout 50 python3 bench/torch_gemm_interleaved.py --extra --rounds 5 \
   --json "$out/gemm.jsonl" > "$out/gemm.txt" 2> "$out/gemm.err"; echo "gemm rc=$?"
 python3 bench/tunable_table.py "$out/gemm.jsonl" > "$out/gemm_table.md" 2>&1; tail -8 "$out/gemm_table.md"

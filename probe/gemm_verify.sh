@@ -61,7 +61,7 @@ fi
 
 if has model; then
   note "model: Llama forward, plain and through cudakit's tuner"
-  PYTHONUNBUFFERED=1 timeout 140 python3 bench/torch_gemm_interleaved.py --only no-shape --model llama \
+  PYTHONUNBUFFERED=1 timeout 140 python3 bench/torch_model_forward_bench.py --model llama \
     --json "$work/model.jsonl" > "$work/model.txt" 2>&1
   echo "rc=$?" >> "$work/model.txt"; grep -v '^|' "$work/model.txt" | tail -4 >> "$summary"
 fi

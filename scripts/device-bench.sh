@@ -98,7 +98,14 @@ if part alloc; then
 fi
 if part core; then
   echo "   core"
-  "$B/bin/core_bench" --benchmark_min_time=0.2 2>&1 | grep -E "^BM_" | tee "$out/core.txt"
+  # Note [Interleaved repetitions]
+  # Each cudakit row and its raw call ran once, one after the other, in one process: the pair's
+  # ratio moved by tenths between runs of the same code, either way (notes/performance-rows.md).
+  # Now every benchmark runs 7 times, the repetitions of all of them interleaved in random order,
+  # and the report takes each one's median (bench/report.py, area_core).
+  "$B/bin/core_bench" --benchmark_min_time=0.1 --benchmark_repetitions=7 \
+    --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true 2>&1 \
+    | grep -E "^BM_" | tee "$out/core.txt"
 fi
 if part random; then
   if [ -x "$B/bin/random_bench" ]; then
@@ -115,10 +122,11 @@ if part graphs; then
     # Note [Host times over processes]
     # On the lent VMs a process can run at half speed for its whole life (bench/python_bench.py,
     # Note [A process's own speed]); the replay host-time rows of one process each read
-    # 0.50-1.00x torch over five runs of the same code. Two more
+    # 0.50-1.00x torch over five runs of the same code. Four more
     # processes of each side, alternating, time those rows again; the report takes each side's
-    # median process (bench/report.py, area_graphs).
-    for round in 2 3; do
+    # median process of five (bench/report.py, area_graphs): of three, one slow process of either
+    # side still moved the median by the whole gap between the two sides.
+    for round in 2 3 4 5; do
       "$B/bin/graph_bench" --host-times 2>&1 | tee -a "$out/graph.txt"
       python3 bench/torch_graph_bench.py --host-times 2>&1 | grep -v -i warn | tee -a "$out/graph.txt"
     done
@@ -151,6 +159,9 @@ if part tunable; then
       echo "   cudakit's GEMM and torch's in one process, alternating per round (bench/torch_gemm_interleaved.py)"
       PYTHONUNBUFFERED=1 python3 bench/torch_gemm_interleaved.py --extra --torch-tunableop --json "$out/tunable.jsonl" \
         > "$out/gemm_interleaved.txt" 2>> "$out/tunable.err"
+      echo "   a transformers Llama's and GPT-2's forward, plain and through cudakit's tuner (bench/torch_model_forward_bench.py)"
+      PYTHONUNBUFFERED=1 python3 bench/torch_model_forward_bench.py --json "$out/tunable.jsonl" \
+        >> "$out/gemm_interleaved.txt" 2>> "$out/tunable.err"
     else skip "tunable interleaved" "the cudakit Python module is not importable here"; fi
     python3 bench/tunable_table.py "$out/tunable.jsonl" | tee "$out/tunable.txt"
   else skip "tunable" "tunable_bench was not built"; fi
@@ -186,8 +197,12 @@ if part gds; then
     # the cold-cache rows (each row says how much stayed resident).
     { "$B/bin/gds_bench" --dir /tmp --gib "$gib" --sweep
       python3 bench/torch_gds_bench.py --dir /tmp --gib "$gib" 2>&1 | grep '^{'
+      # One safetensors file loaded by cudakit's Python loader and by safetensors.torch.load_file,
+      # cold and warm, alternating, with the disk's O_DIRECT figure and a byte-identity check.
+      if python_module; then python3 bench/safetensors_load_bench.py --dir /tmp --gib "$gib" 2>&1 | grep '^{'
+      else skip "gds checkpoint rows" "the cudakit Python module is not importable here"; fi
     } > "$out/gds.jsonl" 2> "$out/gds.err"
-    rm -f /tmp/cudakit_gds_bench* /tmp/torch_gds_bench*
+    rm -f /tmp/cudakit_gds_bench* /tmp/torch_gds_bench* /tmp/safetensors_load_bench*
     python3 bench/gds_table.py "$out/gds.jsonl" | tee "$out/gds.txt"
   else skip "gds" "gds_bench was not built"; fi
 fi

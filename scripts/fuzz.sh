@@ -25,7 +25,7 @@ mapfile -t targets < "$build/fuzz/fuzzers.txt"
 # that reach the depth and size limits (Note [Outside input]) sooner than single bytes would.
 dictionary() {
   case $1 in
-    memviz|snapshot|kernel_annotations|trace_merge|safetensors_header) echo "$root/fuzz/dict/json.dict" ;;
+    memviz|snapshot|kernel_annotations|trace_merge|safetensors_header|fp8_checkpoint_layers) echo "$root/fuzz/dict/json.dict" ;;
     alloc_trace|alloc_trace_file) echo "$root/fuzz/dict/alloc_trace.dict" ;;
     tunable_results|tunable_untuned) echo "$root/fuzz/dict/tunable.dict" ;;
   esac

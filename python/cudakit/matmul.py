@@ -4,7 +4,9 @@
 or ``[b, m, k] x [k, n]`` operands; ``linear(x, weight, bias)`` is ``torch.nn.functional.linear``
 (``x @ weight.T + bias``, any number of leading dims); both take an epilogue (``activation=
 "relu" | "gelu"``, with or without a bias, applied by cuBLASLt in the GEMM) and, for float8
-inputs, per-tensor scales (``scale_a``, ``scale_b``: one float32 each, as ``torch._scaled_mm``).
+inputs, scales as ``torch._scaled_mm`` takes them: per tensor (one float32 each), per row of ``a`` and
+column of ``b`` (``[m, 1]`` and ``[1, n]``), or DeepSeek-V3's blocks (``a`` per token in 1x128 groups,
+``b`` per 128x128 block); see ``matmul``.
 
 Nothing is copied: the operands' device pointers and strides go to ``cudakit::tunable::gemm`` as
 the column-major problem cuBLAS sees (``out^T = b^T a^T``), so a row-major operand is an
@@ -36,6 +38,38 @@ _DTYPE_CODES = {"float32": 0, "float16": 1, "bfloat16": 2, "float64": 3, "float8
 _EPILOGUES = {(False, None): 0, (True, None): 1, (False, "relu"): 2, (True, "relu"): 3, (False, "gelu"): 4,
               (True, "gelu"): 5}
 _GEMM, _BATCHED, _EPILOGUE, _SCALED = 0, 1, 2, 3
+# ScaleMode's codes (cudakit/tunable/gemm_key.hpp).
+_SCALAR, _OUTER_VEC, _VEC128, _BLK128x128 = 0, 1, 2, 3
+
+
+def _scale_mode(scale, rows, k, name, transposed):
+    """The ScaleMode of `scale` for an operand of `rows` x k (rows: m of ``a``, n of ``b``), read as
+    ``torch._scaled_mm`` reads it; for ``b`` (`transposed`) the scale's dims are taken as those of
+    ``scale.T``, so both operands are described as [rows, ...]. Refuses every other layout, naming the
+    ones accepted (cuBLASLt reads these four; src/tunable/gemm_key.cpp, Note [FP8 scale modes])."""
+    if _dtype_name(scale.dtype) != "float32":
+        raise ValueError(f"cudakit.matmul: {name} must be float32, got {_dtype_name(scale.dtype)}")
+    shape, strides = tuple(scale.shape), tuple(scale.stride())
+    if transposed and len(shape) == 2:
+        shape, strides = shape[::-1], strides[::-1]
+    groups, blocks = -(-k // 128), -(-rows // 128)
+    if shape in ((), (1,), (1, 1)):
+        return _SCALAR
+    if shape in ((rows,), (rows, 1)) and strides[0] == 1:
+        return _OUTER_VEC
+    if len(shape) == 2 and shape == (rows, groups) and (rows == 1 or strides[0] == 1) \
+            and (groups == 1 or strides[1] == rows):
+        return _VEC128
+    ld = strides[0] if len(shape) == 2 else 0
+    if len(shape) == 2 and shape == (blocks, groups) and (groups == 1 or strides[1] == 1) \
+            and (blocks == 1 or (ld >= groups and ld % 4 == 0)):
+        return _BLK128x128
+    t = ".T" if transposed else ""
+    raise ValueError(
+        f"cudakit.matmul: {name}{t} is {shape} with strides {strides}; for {rows} x {k} it must be one float "
+        f"(per tensor), [{rows}, 1] (per {'column' if transposed else 'row'}), [{rows}, {groups}] with strides "
+        f"(1, {rows}) (1x128 groups along k), or [{blocks}, {groups}] with strides (ld, 1), ld a multiple of 4 "
+        f"(128x128 blocks)")
 
 
 def _dtype_name(dtype) -> str:
@@ -131,8 +165,13 @@ def matmul(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_
 
     ``bias`` (``[n]``, the output's dtype) and ``activation`` make it a GEMM with an epilogue
     (2-D operands only). float8 operands (``torch.float8_e4m3fn`` / ``float8_e5m2``) need
-    ``scale_a`` and ``scale_b`` (one float32 each, 16-byte aligned: a tensor of its own), ``b``
-    column-major (``w.T`` of a row-major ``w``) and ``a`` row-major, as ``torch._scaled_mm``;
+    ``scale_a`` and ``scale_b`` (float32, 16-byte aligned: tensors of their own), ``b``
+    column-major (``w.T`` of a row-major ``w``) and ``a`` row-major, as ``torch._scaled_mm``; the
+    scales per tensor (one float each), per row of ``a`` and column of ``b`` (``[m, 1]`` and
+    ``[1, n]``), or in blocks as DeepSeek-V3's checkpoints: ``scale_a`` ``[m, ceil(k/128)]`` with
+    strides ``(1, m)`` (per token in 1x128 groups) and ``scale_b`` the ``.T`` of a checkpoint's
+    ``weight_scale_inv`` (``[ceil(n/128), ceil(k/128)]`` row-major, its row length a multiple of 4),
+    or either the other way round (not both 128x128);
     ``out_dtype`` is then the output's type (default bfloat16). ``out``: an output of the right
     shape and dtype to write (row-major rows; its leading dimension may exceed n). ``stream``: a
     stream (torch's or cudakit's, or a ``cudaStream_t`` as an int) instead of the operands'
@@ -221,10 +260,15 @@ def _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream=None)
             bias = bias.contiguous()
     if (has_bias or activation) and batch > 1:
         raise ValueError("cudakit.matmul: an epilogue (bias or activation) takes 2-D operands")
+    modes = (_SCALAR, _SCALAR)
     if fp8:
         op = _SCALED
         if has_bias or activation:
             raise ValueError("cudakit.matmul: float8 products take no epilogue here")
+        if batch > 1:
+            raise ValueError("cudakit.matmul: float8 products take 2-D operands")
+        # cuBLAS's A is b (its rows n), its B is a (rows m).
+        modes = (_scale_mode(scale_b, N, K, "scale_b", True), _scale_mode(scale_a, M, K, "scale_a", False))
     elif has_bias or activation:
         op = _EPILOGUE
     else:
@@ -235,7 +279,7 @@ def _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream=None)
         stride_c if batch > 1 else 0, 1.0, 0.0, bias.data_ptr() if has_bias else 0,
         _EPILOGUES[(has_bias, activation)], scale_a.data_ptr() if fp8 else 0, scale_b.data_ptr() if fp8 else 0,
         _stream_of(a, device) if stream is None else int(getattr(stream, "cuda_stream", stream)), device,
-        ab == "float32" and _tf32_for(a))
+        ab == "float32" and _tf32_for(a), modes[0], modes[1])
 
 
 def linear(x, weight, bias=None, *, activation=None):

@@ -34,6 +34,13 @@ t::Epilogue epilogue_of(int code) {
   return static_cast<t::Epilogue>(code);
 }
 
+t::ScaleMode scale_mode_of(int code) {
+  if (code < 0 || code > static_cast<int>(t::ScaleMode::blk128x128)) {
+    throw InvalidArgumentError("cudakit.matmul", "unknown scale mode code " + std::to_string(code));
+  }
+  return static_cast<t::ScaleMode>(code);
+}
+
 template <class T>
 T* pointer(std::uintptr_t address) {
   return reinterpret_cast<T*>(address);
@@ -49,14 +56,15 @@ void bind_matmul(nb::module_& m) {
 
   // One column-major GEMM, D = alpha * op(A) op(B) (+ beta * C) with C = D (ldc apart), in the
   // cuBLAS terms of tunable::GemmKey. `op` is GemmOp's code (0 gemm, 1 strided batched, 2 with an
-  // epilogue, 3 scaled float8); `stream` a cudaStream_t's address (0: the legacy default stream),
-  // on `device`. The GIL is released for the call: the tuner may time candidates for a while.
+  // epilogue, 3 scaled float8; scale_a_mode and scale_b_mode ScaleMode's codes); `stream` a
+  // cudaStream_t's address (0: the legacy default stream), on `device`. The GIL is released for the call: the tuner may time candidates for a while.
   m.def("_gemm",
         [](int op, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k, std::uintptr_t a,
            std::int64_t lda, std::uintptr_t b, std::int64_t ldb, std::uintptr_t c, std::int64_t ldc, int ab_type,
            int c_type, std::int64_t batch, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c,
            double alpha, double beta, std::uintptr_t bias, int epilogue, std::uintptr_t scale_a,
-           std::uintptr_t scale_b, std::uintptr_t stream, int device, bool tf32) {
+           std::uintptr_t scale_b, std::uintptr_t stream, int device, bool tf32, int scale_a_mode,
+           int scale_b_mode) {
           if (op < 0 || op > static_cast<int>(t::GemmOp::scaled_gemm)) {
             throw InvalidArgumentError("cudakit.matmul", "unknown GEMM op code " + std::to_string(op));
           }
@@ -71,6 +79,8 @@ void bind_matmul(nb::module_& m) {
           key.c_type = gemm_dtype(c_type);
           key.tf32 = tf32;
           key.epilogue = epilogue_of(epilogue);
+          key.scale_a_mode = scale_mode_of(scale_a_mode);
+          key.scale_b_mode = scale_mode_of(scale_b_mode);
           if (key.op == t::GemmOp::gemm_strided_batched) {
             key.batch = batch;
             key.stride_a = stride_a, key.stride_b = stride_b, key.stride_c = stride_c;
@@ -92,7 +102,8 @@ void bind_matmul(nb::module_& m) {
         nb::arg("lda"), nb::arg("b"), nb::arg("ldb"), nb::arg("c"), nb::arg("ldc"), nb::arg("ab_type"),
         nb::arg("c_type"), nb::arg("batch"), nb::arg("stride_a"), nb::arg("stride_b"), nb::arg("stride_c"),
         nb::arg("alpha"), nb::arg("beta"), nb::arg("bias"), nb::arg("epilogue"), nb::arg("scale_a"),
-        nb::arg("scale_b"), nb::arg("stream"), nb::arg("device"), nb::arg("tf32"));
+        nb::arg("scale_b"), nb::arg("stream"), nb::arg("device"), nb::arg("tf32"), nb::arg("scale_a_mode") = 0,
+        nb::arg("scale_b_mode") = 0);
 }
 
 }  // namespace cudakit::python

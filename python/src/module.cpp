@@ -15,8 +15,8 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/lazy_init.hpp"
 #include "cudakit/core/sync_debug_mode.hpp"
-#include "cudakit/core/nccl_error.hpp"
 #include "cudakit/gds/io_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 
 namespace cudakit::python {
 

@@ -115,7 +115,11 @@ void begin_allocate_to_pool(int device, TorchPoolId id, StreamFilter filter) noe
     GraphPools::Pool& pool = g.pools[{device, id}];
     if (pool.uses == 0) {
       pool.pool = cudakit::memory::CachingAllocator::new_pool_id();
-      cudakit::memory::device_allocator(device).create_pool(pool.pool);
+      cudakit::memory::CachingAllocator& allocator = cudakit::memory::device_allocator(device);
+      allocator.create_pool(pool.pool);
+      // torch.cuda.graph empties the cache before each capture: See Note [A graph's pool keeps
+      // its free memory] (src/memory/detail/memory_supply.hpp).
+      allocator.hold_pool(pool.pool);
     }
     ++pool.uses;
     g.routes.push_back({device, id, std::move(filter)});
@@ -146,7 +150,9 @@ void release_pool(int device, TorchPoolId id) noexcept {
     if (--it->second.uses > 0) return;
     // Its cached memory goes back now; blocks still live (tensors the graph's outputs) free
     // into it later, and it disappears with the last.
-    cudakit::memory::device_allocator(device).release_pool(it->second.pool);
+    cudakit::memory::CachingAllocator& allocator = cudakit::memory::device_allocator(device);
+    allocator.release_pool_hold(it->second.pool);
+    allocator.release_pool(it->second.pool);
     g.pools.erase(it);
   });
 }

@@ -213,3 +213,58 @@ def test_route_torch_on_a_transformers_block(family):
     assert routed_calls() - before >= 4
     assert cudakit.tunable.get_results(), "the routed GEMMs were tuned"
     torch.testing.assert_close(got.float(), want.float(), rtol=5e-2, atol=5e-2)
+
+
+@requires_gpu
+@requires_torch_gpu
+def test_graphs_of_default_and_tuned_gemms_replay_right():
+    """cudakit's GEMM on torch tensors captured with cudakit.graph, Default then tuned (as
+    bench/torch_gemm_interleaved.py does), each graph replayed many times. Each capture begins by
+    emptying the cache, which must leave the earlier graph's workspaces (freed when its capture
+    ended, used at every replay) alone: See Note [A graph's pool keeps its free memory]."""
+    from cudakit.matmul import prepare
+
+    cases = [(rand(512, 1024), rand(1024, 384, seed=1), {}),  # cuBLAS's capture workspace
+             (rand(8, 4096, seed=2), rand(2048, 4096, seed=3).t(), {})]  # decode: a GEMV's or cuBLASLt's
+    if torch.cuda.get_device_capability() >= (8, 9):  # float8: cuBLASLt with a workspace per call
+        scales = {"scale_a": torch.tensor(0.5, device="cuda"), "scale_b": torch.tensor(2.0, device="cuda"),
+                  "out_dtype": torch.bfloat16}
+        cases.append((rand(256, 512, dtype=torch.float32, seed=4).to(torch.float8_e4m3fn),
+                      rand(384, 512, dtype=torch.float32, seed=5).to(torch.float8_e4m3fn).t(), scales))
+
+    def want(a, b, kw):
+        return torch._scaled_mm(a, b, **kw) if kw else torch.matmul(a, b)
+
+    wants = [want(a, b, kw).double() for a, b, kw in cases]
+    graphs = []
+    cudakit.tunable.tuning_enable(True)
+    for tuned in (False, True):
+        cudakit.tunable.enable(tuned)
+        outs = []
+        for a, b, kw in cases:
+            out, run = prepare(a, b, **kw)
+            run()  # eagerly first: tunes
+            outs.append(out)
+        torch.cuda.synchronize()
+        g = cudakit.CUDAGraph()
+        with cudakit.graph(g):
+            stream = cudakit.current_stream()
+            for (a, b, kw), out in zip(cases, outs):
+                prepare(a, b, out=out, stream=stream, **kw)[1]()
+        graphs.append((g, outs))
+    assert cudakit.tunable.get_results(), "the tuned graph's products were tuned"
+    cudakit.empty_cache()
+    for round_ in range(3):
+        for _, outs in graphs:
+            for out in outs:
+                out.zero_()
+        torch.cuda.synchronize()
+        for _ in range(100):
+            for g, _ in graphs:
+                g.replay()
+        torch.cuda.synchronize()
+        for (g, outs), name in zip(graphs, ("default", "tuned")):
+            for out, w, (a, _, _) in zip(outs, wants, cases):
+                scale = w.abs().max().item()
+                err = (out.double() - w).abs().max().item()
+                assert err <= 4e-2 * scale, f"{name} {tuple(a.shape)} round {round_}: max error {err}, scale {scale}"

@@ -36,6 +36,7 @@ def test_the_function_carries_the_module_names():
 
     assert cudakit.matmul.prepare is prepare
     assert cudakit.matmul.route_torch is route_torch is cudakit.route_torch
+    assert cudakit.matmul.routed_calls is routed_calls
     # The count is the calling thread's (the GPU tests route products on this one): a thread that
     # routed nothing has sent nothing.
     counts = []
@@ -43,3 +44,24 @@ def test_the_function_carries_the_module_names():
     thread.start()
     thread.join()
     assert counts == [0]
+
+
+def test_float8_scale_layouts_are_read_as_torch_scaled_mm_reads_them():
+    from cudakit.matmul import _BLK128x128, _OUTER_VEC, _SCALAR, _VEC128, _scale_mode
+
+    # a: [256, 512] (m = 256); b = w.T: [512, 320] (n = 320), scales described as their .T for b.
+    assert _scale_mode(host([1]), 256, 512, "scale_a", False) == _SCALAR
+    assert _scale_mode(host([256, 1]), 256, 512, "scale_a", False) == _OUTER_VEC
+    assert _scale_mode(host([1, 320]), 320, 512, "scale_b", True) == _OUTER_VEC
+    # Per token in 1x128 groups: [256, 4] with strides (1, 256), the .T of a contiguous [4, 256].
+    assert _scale_mode(host([4, 256]).T, 256, 512, "scale_a", False) == _VEC128
+    # A checkpoint's weight_scale_inv [ceil(320/128), 4] row-major, passed as its .T with w.T.
+    assert _scale_mode(host([3, 4]).T, 320, 512, "scale_b", True) == _BLK128x128
+    # The same scales row-major per token ([256, 4] contiguous) are not what cuBLASLt reads.
+    with pytest.raises(ValueError, match=r"scale_a is \(256, 4\) with strides \(4, 1\); for 256 x 512 it must be"):
+        _scale_mode(host([256, 4]), 256, 512, "scale_a", False)
+    # 640 columns: 5 groups, whose rows cuBLASLt reads 8 apart; an unpadded [3, 5] is refused.
+    with pytest.raises(ValueError, match=r"ld a multiple of 4 \(128x128 blocks\)"):
+        _scale_mode(host([3, 5]).T, 320, 640, "scale_b", True)
+    with pytest.raises(ValueError, match="scale_a must be float32, got float16"):
+        _scale_mode(cudakit.full([1], 1.0, dtype="float16", device="cpu"), 256, 512, "scale_a", False)

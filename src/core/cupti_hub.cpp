@@ -17,7 +17,7 @@
 #include "cudakit/core/detail/cupti_api.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/log.hpp"
-#include "core/detail/listener_set.hpp"
+#include "cudakit/core/detail/listener_set.hpp"
 
 namespace cudakit {
 namespace {

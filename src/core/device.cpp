@@ -34,6 +34,9 @@ int resolve_device(int device, const char* api) {
     throw CudaError(cudaErrorNoDevice, api, "no CUDA device is available on this machine");
   }
   if (device == -1) {
+    // With one visible device the current one can only be 0: no runtime call. This is every
+    // defaulted operation's device lookup (current_stream() among them).
+    if (count == 1) return 0;
     int current = 0;
     CUDAKIT_CHECK_CUDA(cudaGetDevice(&current));
     return current;

@@ -46,10 +46,8 @@ void throw_driver_error(int cu_result, const char* call_text, std::source_locati
                                concat("in `", call_text, "`"), location);
 }
 
-void check_launch(const char* kernel, std::source_location location) {
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess) [[unlikely]]
-    throw CudaError(status, "kernel launch", concat("of ", kernel), location);
+void throw_launch_error(cudaError_t status, const char* kernel, std::source_location location) {
+  throw CudaError(status, "kernel launch", concat("of ", kernel), location);
 }
 
 void throw_moved_from(const char* type, const char* api) {

@@ -138,12 +138,17 @@ float Event::elapsed_time(const Event& end) const {
     throw InvalidArgumentError(api, detail::concat("the events belong to different devices (",
                                                    device_, " and ", end.device_, ")"));
   }
-  if (!query() || !end.query()) {
+  // One runtime call, as a raw caller makes: cudaEventElapsedTime itself answers
+  // cudaErrorNotReady while either event's work is running (two queries before it cost as much
+  // again), and the error of failed work as the queries would.
+  float ms = 0;
+  const cudaError_t status = cudaEventElapsedTime(&ms, handle_, end.handle_);
+  if (status == cudaErrorNotReady) [[unlikely]] {
+    (void)cudaGetLastError();
     throw StateError(api,
                      "the recorded work has not completed yet: synchronize() the end event first");
   }
-  float ms = 0;
-  CUDAKIT_CHECK_CUDA(cudaEventElapsedTime(&ms, handle_, end.handle_));
+  CUDAKIT_CHECK_CUDA(status);
   return ms;
 }
 

@@ -2,15 +2,12 @@
 
 #include <utility>
 
-#include <cublas_api.h>
 #include <cuda_runtime_api.h>
 
+#include "cudakit/core/detail/component_registry.hpp"
 #include "cudakit/core/detail/concat.hpp"
-#include "cudakit/core/detail/cufile_api.hpp"
 #include "cudakit/core/detail/cupti_api.hpp"
-#include "cudakit/core/detail/nccl_api.hpp"
 #include "cudakit/core/detail/nvml_api.hpp"
-#include "cudakit/core/detail/nvrtc_api.hpp"
 #include "core/detail/nvml_session.hpp"
 #include "cudakit/core/detail/text_file.hpp"
 #include "cudakit/core/device.hpp"
@@ -53,89 +50,84 @@ std::string nvidia_fs_version() {
 }
 
 namespace {
-// An optional library's row: its version, and the file that loaded or why none did.
-ComponentVersion library_row(const detail::LibraryStatus& status) {
-  std::string version = status.version;
-  if (status.loaded && version.empty()) version = "unknown";
-  return {status.library, std::move(version), status.loaded ? status.file : status.reason};
-}
+
+// Core's own rows; the layers above register theirs (See Note [Components registered by their
+// layer]).
+const detail::ComponentRegistration cudakit_row(detail::component_rank::cudakit, []() -> ComponentVersion {
+  return {"cudakit", CUDAKIT_VERSION_STRING, "this library"};
+});
+const detail::ComponentRegistration driver_row(detail::component_rank::driver, []() -> ComponentVersion {
+  const int drv = driver_version();
+  return {"CUDA driver", format_cuda_version(drv),
+          drv ? "libcuda, through cudaGetDriverEntryPointByVersion" : "no CUDA driver on this machine"};
+});
+const detail::ComponentRegistration runtime_row(detail::component_rank::runtime, []() -> ComponentVersion {
+  return {"CUDA runtime", format_cuda_version(runtime_version()), "libcudart"};
+});
+const detail::ComponentRegistration cupti_row(detail::component_rank::cupti, [] {
+  return detail::library_row(detail::cupti_api().status);
+});
+const detail::ComponentRegistration nvml_row(detail::component_rank::nvml, [] {
+  return detail::library_row(detail::nvml_api().status);
+});
+
+const std::string kNoGpu = "no CUDA device";
+
+const detail::FeatureRegistration graph_tools_ids_row(
+    detail::feature_rank::graph_tools_ids, [](std::vector<FeatureSupport>& out) {
+      const auto& drv = detail::driver();
+      out.push_back({"graph-node tools ids (cudaGraphNodeGetToolsId)", drv.cuGraphNodeGetToolsId != nullptr,
+                     drv.cuGraphNodeGetToolsId ? "driver entry point present"
+                     : drv.loaded ? "driver older than CUDA 13.1; annotations fall back to CUPTI ids"
+                                  : "no CUDA driver"});
+    });
+
+const detail::FeatureRegistration green_contexts_row(
+    detail::feature_rank::green_contexts, [](std::vector<FeatureSupport>& out) {
+      const auto& drv = detail::driver();
+      const bool have_gpu = is_available();
+      bool green = drv.cuGreenCtxCreate != nullptr && drv.cuDevSmResourceSplitByCount != nullptr;
+      out.push_back({"green contexts", green && have_gpu,
+                     !drv.loaded ? "no CUDA driver"
+                     : green    ? (have_gpu ? "cuGreenCtxCreate present" : kNoGpu)
+                                : "driver lacks cuGreenCtxCreate (needs 12.4)"});
+    });
+
+const detail::FeatureRegistration virtual_memory_row(
+    detail::feature_rank::virtual_memory, [](std::vector<FeatureSupport>& out) {
+      const auto& drv = detail::driver();
+      const bool have_gpu = is_available();
+      int vmm = 0;
+      if (have_gpu && drv.cuDeviceGetAttribute) {
+        drv.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0);
+      }
+      out.push_back({"virtual memory (expandable segments)", vmm != 0 && drv.cuMemCreate != nullptr,
+                     have_gpu ? (vmm ? "cuMemCreate/cuMemMap" : "device lacks VMM") : kNoGpu});
+    });
+
+const detail::FeatureRegistration ipc_events_row(
+    detail::feature_rank::ipc_events, [](std::vector<FeatureSupport>& out) {
+      const bool have_gpu = is_available();
+      int ipc = 0;
+      if (have_gpu) {
+        cudaDeviceGetAttribute(&ipc, cudaDevAttrIpcEventSupport, 0);
+        (void)cudaGetLastError();
+      }
+      out.push_back({"IPC events", ipc != 0, have_gpu ? (ipc ? "supported" : "not supported") : kNoGpu});
+    });
+
+const detail::FeatureRegistration telemetry_row(
+    detail::feature_rank::telemetry, [](std::vector<FeatureSupport>& out) {
+      // Telemetry (temperature, power, cudakit top) needs NVML initialized, not only loaded.
+      const detail::NvmlSession& nvml = detail::nvml_session();
+      out.push_back({"device telemetry (NVML)", nvml.api != nullptr,
+                     nvml.api ? "nvmlInit_v2 succeeded" : "NVML is not available: " + nvml.reason});
+    });
+
 }  // namespace
 
-std::vector<ComponentVersion> component_versions() {
-  std::vector<ComponentVersion> out;
-  out.push_back({"cudakit", CUDAKIT_VERSION_STRING, "this library"});
-  const int drv = driver_version();
-  out.push_back({"CUDA driver", format_cuda_version(drv),
-                 drv ? "libcuda, through cudaGetDriverEntryPointByVersion"
-                     : "no CUDA driver on this machine"});
-  out.push_back({"CUDA runtime", format_cuda_version(runtime_version()), "libcudart"});
-  int major = 0, minor = 0, patch = 0;
-  cublasGetProperty(MAJOR_VERSION, &major);
-  cublasGetProperty(MINOR_VERSION, &minor);
-  cublasGetProperty(PATCH_LEVEL, &patch);
-  out.push_back({"cuBLAS", detail::concat(major, ".", minor, ".", patch), "libcublas"});
-  out.push_back(library_row(detail::nvrtc_api().status));
-  out.push_back(library_row(detail::nccl_api().status));
-  out.push_back(library_row(detail::cupti_api().status));
-  out.push_back(library_row(detail::cufile_api().status));
-  out.push_back(library_row(detail::nvml_api().status));
-  return out;
-}
+std::vector<ComponentVersion> component_versions() { return detail::registered_components(); }
 
-std::vector<FeatureSupport> feature_support() {
-  std::vector<FeatureSupport> out;
-  const auto& drv = detail::driver();
-  const bool have_gpu = is_available();
-  const std::string no_gpu = "no CUDA device";
-  out.push_back({"graph-node tools ids (cudaGraphNodeGetToolsId)",
-                 drv.cuGraphNodeGetToolsId != nullptr,
-                 drv.cuGraphNodeGetToolsId ? "driver entry point present"
-                 : drv.loaded ? "driver older than CUDA 13.1; annotations fall back to CUPTI ids"
-                              : "no CUDA driver"});
-  {
-    const detail::LibraryStatus& cufile = detail::cufile_api().status;
-    const std::string nvfs = nvidia_fs_version();
-    out.push_back({"GPUDirect Storage (cuFile)", cufile.loaded && have_gpu,
-                   !cufile.loaded ? cufile.reason
-                   : have_gpu     ? (nvfs.empty() ? "libcufile loads; nvidia-fs absent: cuFile can "
-                                                    "only run in compatibility mode"
-                                                  : "libcufile loads; nvidia-fs " + nvfs)
-                                  : no_gpu});
-    out.push_back({"nvidia-fs (GPUDirect Storage DMA)", !nvfs.empty(),
-                   nvfs.empty() ? "module not loaded (no /proc/driver/nvidia-fs/version): cudakit's "
-                                  "O_DIRECT engine serves GdsFile"
-                                : "version " + nvfs});
-  }
-  {
-    bool green = drv.cuGreenCtxCreate != nullptr && drv.cuDevSmResourceSplitByCount != nullptr;
-    out.push_back({"green contexts", green && have_gpu,
-                   !drv.loaded ? "no CUDA driver"
-                   : green    ? (have_gpu ? "cuGreenCtxCreate present" : no_gpu)
-                              : "driver lacks cuGreenCtxCreate (needs 12.4)"});
-  }
-  {
-    int vmm = 0;
-    if (have_gpu && drv.cuDeviceGetAttribute) {
-      drv.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0);
-    }
-    out.push_back({"virtual memory (expandable segments)", vmm != 0 && drv.cuMemCreate != nullptr,
-                   have_gpu ? (vmm ? "cuMemCreate/cuMemMap" : "device lacks VMM") : no_gpu});
-  }
-  {
-    int ipc = 0;
-    if (have_gpu) {
-      cudaDeviceGetAttribute(&ipc, cudaDevAttrIpcEventSupport, 0);
-      (void)cudaGetLastError();
-    }
-    out.push_back({"IPC events", ipc != 0, have_gpu ? (ipc ? "supported" : "not supported") : no_gpu});
-  }
-  {
-    // Telemetry (temperature, power, cudakit top) needs NVML initialized, not only loaded.
-    const detail::NvmlSession& nvml = detail::nvml_session();
-    out.push_back({"device telemetry (NVML)", nvml.api != nullptr,
-                   nvml.api ? "nvmlInit_v2 succeeded" : "NVML is not available: " + nvml.reason});
-  }
-  return out;
-}
+std::vector<FeatureSupport> feature_support() { return detail::registered_features(); }
 
 }  // namespace cudakit

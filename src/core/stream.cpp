@@ -84,15 +84,25 @@ void StreamRef::wait_stream(StreamRef other) const {
   wait_event(marker);
 }
 
+// Note [Creating a stream]
+// A stream is made with the runtime call alone where it can be: the priority range is asked
+// only for a priority other than 0 (0, the default, lies in every device's range: CUDA's least
+// priority is 0), and the device is switched only when the stream's is not the current one
+// (one cudaGetDevice, not DeviceGuard's second). The registry's entry reuses the node of a
+// destroyed stream (stream_registry.cpp), so a create and destroy allocate nothing of cudakit's.
 Stream::Stream(int device, int priority) {
-  device_ = detail::resolve_device(device, "Stream");
-  DeviceGuard guard(device_);
-  int least = 0, greatest = 0;
-  CUDAKIT_CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  if (priority > least || priority < greatest) {
-    throw InvalidArgumentError(
-        "Stream", detail::concat("priority ", priority, " is outside device ", device_,
-                                 "'s range [", greatest, " (highest), ", least, " (lowest)]"));
+  const int current = detail::resolve_device(-1, "Stream");
+  device_ = device == -1 ? current : detail::resolve_device(device, "Stream");
+  std::optional<DeviceGuard> guard;
+  if (device_ != current) [[unlikely]] guard.emplace(device_);
+  if (priority != 0) {
+    int least = 0, greatest = 0;
+    CUDAKIT_CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    if (priority > least || priority < greatest) {
+      throw InvalidArgumentError(
+          "Stream", detail::concat("priority ", priority, " is outside device ", device_,
+                                   "'s range [", greatest, " (highest), ", least, " (lowest)]"));
+    }
   }
   CUDAKIT_CHECK_CUDA(cudaStreamCreateWithPriority(&handle_, cudaStreamNonBlocking, priority));
   detail::note_stream_created(handle_);

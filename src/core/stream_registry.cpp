@@ -2,14 +2,24 @@
 
 #include <mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace cudakit::detail {
 namespace {
 
+using Serials = std::unordered_map<cudaStream_t, std::uint64_t>;
+
+// The nodes of streams gone, kept for the next streams made (See Note [Creating a stream] in
+// stream.cpp): a program that makes and destroys streams in a loop allocates nothing here.
+constexpr std::size_t kSpareNodes = 32;
+
 struct Registry {
   std::mutex mutex;
-  std::unordered_map<cudaStream_t, std::uint64_t> serials;
+  Serials serials;
+  std::vector<Serials::node_type> spare;
   std::uint64_t next = kDefaultStreamSerial + 1;
+  Registry() { spare.reserve(kSpareNodes); }
 };
 
 Registry& registry() {
@@ -30,13 +40,24 @@ std::uint64_t known_stream_serial(cudaStream_t stream) noexcept {
 void note_stream_created(cudaStream_t stream) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  r.serials[stream] = r.next++;
+  const std::uint64_t serial = r.next++;
+  if (r.spare.empty()) {
+    r.serials[stream] = serial;
+    return;
+  }
+  Serials::node_type node = std::move(r.spare.back());
+  r.spare.pop_back();
+  node.key() = stream;
+  node.mapped() = serial;
+  const auto placed = r.serials.insert(std::move(node));
+  if (!placed.inserted) placed.position->second = serial;  // a handle the runtime reused
 }
 
 void note_stream_gone(cudaStream_t stream) noexcept {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  r.serials.erase(stream);
+  Serials::node_type node = r.serials.extract(stream);
+  if (!node.empty() && r.spare.size() < kSpareNodes) r.spare.push_back(std::move(node));
 }
 
 }  // namespace cudakit::detail

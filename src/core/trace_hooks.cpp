@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include "core/detail/listener_set.hpp"
+#include "cudakit/core/detail/listener_set.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/log.hpp"
 

@@ -7,7 +7,7 @@
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/log.hpp"
-#include "cudakit/memory/pinned_host_allocator.hpp"
+#include "cudakit/memory/host/pinned_host_allocator.hpp"
 
 namespace cudakit::gds::detail {
 

@@ -1,7 +1,7 @@
 #include "gds/detail/cufile_driver.hpp"
 
 #include "cudakit/core/detail/concat.hpp"
-#include "cudakit/core/detail/cufile_api.hpp"
+#include "cudakit/gds/detail/cufile_api.hpp"
 #include "cudakit/core/device.hpp"
 
 namespace cudakit::gds::detail {

@@ -13,7 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cudakit/core/detail/concat.hpp"
-#include "cudakit/core/detail/cufile_api.hpp"
+#include "cudakit/gds/detail/cufile_api.hpp"
 #include "cudakit/core/device.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/runtime_info.hpp"

@@ -67,6 +67,9 @@ std::shared_ptr<GraphPoolLease> GraphPoolLease::acquire(int device, memory::Pool
   // A pool that exists without a lease belongs to someone else (a MemPool): use, never release.
   const bool exists = allocator.has_pool(pool);
   if (!exists) allocator.create_pool(pool, std::make_shared<CaptureSafeSegmentProvider>(device));
+  // The graph's replays use what its capture freed: See Note [A graph's pool keeps its free
+  // memory] (memory/detail/memory_supply.hpp).
+  allocator.hold_pool(pool);
   auto lease = std::make_shared<GraphPoolLease>(Token{}, device, pool, !exists);
   slot = lease;
   return lease;
@@ -79,9 +82,11 @@ GraphPoolLease::~GraphPoolLease() {
   std::lock_guard lock(r.mutex);
   auto it = r.leases.find({device_, id_});
   if (it != r.leases.end() && it->second.expired()) r.leases.erase(it);
-  if (!owns_pool_) return;
   try {
-    memory::device_allocator(device_).release_pool(id_);
+    memory::CachingAllocator& allocator = memory::device_allocator(device_);
+    allocator.release_pool_hold(id_);
+    if (!owns_pool_) return;  // a MemPool's: its cached memory goes at the next empty_cache()
+    allocator.release_pool(id_);
   } catch (const std::exception& e) {
     CUDAKIT_LOG(warning, "releasing a graph's memory pool failed: ", e.what());
   }

@@ -2,11 +2,10 @@
 
 #include <chrono>
 
-#include "jiterator/detail/nvrtc_prefetch.hpp"
-
 #include "cudakit/core/detail/concat.hpp"
-#include "cudakit/core/detail/nvrtc_api.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/jiterator/detail/nvrtc_api.hpp"
+#include "jiterator/detail/nvrtc_prefetch.hpp"
 
 namespace cudakit::jiterator::detail {
 namespace {

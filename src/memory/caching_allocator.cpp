@@ -52,13 +52,17 @@ std::int64_t max_split_stat(const AllocatorConfig& config) {
              : static_cast<std::int64_t>(config.max_split_size);
 }
 
-// Note [Recently freed block]
-// The commonest pattern is an allocation freed and the same size asked for again at once
-// (temporaries in a loop). Splitting it off a free block and merging it back each time costs
-// more than the rest of the fast path, so a freed block first waits, unmerged but counted as
-// free, in its shard's `recent` slot: an allocation of exactly its size takes it back directly;
-// anything else that needs the free index first returns it there (merging it as usual), so the
-// slot never holds memory that a search could have used.
+// Note [Recently freed blocks]
+// The commonest pattern is an allocation freed and the same size asked for again soon
+// (temporaries in a loop, a few sizes in turn; threads sharing a stream each with their own).
+// Splitting it off a free block and merging it back each time costs more than the rest of the
+// fast path, so a freed block first waits, unmerged but counted as free, among its shard's last
+// few frees (`recent`, RecentBlocks::kSlots of them, the oldest returned to the free index when a
+// newer one needs its place): an allocation of exactly its size takes it back directly; anything
+// else that needs the free index first returns them all there (merging as usual), so the slots
+// never hold memory that a search could have used. A waiting block is not indexed, so merges skip
+// it; a block returned next to one takes that one out of the slots and returns it first, so that
+// free blocks are never left side by side.
 
 // Note [Active mirrors allocated]
 // A block stays active after its free only while events recorded on the other streams that
@@ -211,6 +215,11 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     auto it = pools.find(id);
     return it == pools.end() || it->second->released ? nullptr : it->second.get();
   }
+  Pool& existing_pool(PoolId id, const char* api) const {
+    if (Pool* pool = find_pool(id)) return *pool;
+    throw InvalidArgumentError(api,
+                               concat("memory pool (", id.first, ", ", id.second, ") does not exist or was released"));
+  }
 
   Shard* shard_for(PoolId pool_id, StreamKey stream) {
     ShardCache& c = t_shard_cache[shard_cache_slot(stream)];
@@ -218,12 +227,7 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     if (c.instance == instance && c.generation == gen && c.stream == stream && c.pool == pool_id) {
       return c.shard;
     }
-    Pool* pool = find_pool(pool_id);
-    if (!pool) {
-      throw InvalidArgumentError("CachingAllocator::allocate",
-                                 concat("memory pool (", pool_id.first, ", ", pool_id.second,
-                                                ") does not exist or was released"));
-    }
+    Pool* pool = &existing_pool(pool_id, "CachingAllocator::allocate");
     auto find = [&]() -> Shard* {
       std::lock_guard lock(pool->shards_mutex);
       auto it = pool->shard_of_stream.find(stream);
@@ -402,15 +406,15 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
 
   // Returns a block to the free index, merging it with free neighbours.
   void free_block(Shard& s, Block* b) {
-    // A neighbour waiting unmerged in the recent slot is merged first, so that free blocks are
-    // never left side by side.
-    if (s.recent && (s.recent == b->prev || s.recent == b->next)) flush_recent(s);
+    // A neighbour waiting unmerged among the recent frees is merged first, so that free blocks
+    // are never left side by side (See Note [Recently freed blocks]).
+    while (Block* n = s.recent.take_neighbour_of(b)) free_block(s, n);
     b->state = Block::State::free;
     b->borrower = nullptr;
     b->extra_streams.clear();
     b->frames.reset();
     for (Block* n : {b->prev, b->next}) {
-      if (!n || n->state != Block::State::free) continue;
+      if (!n || n->state != Block::State::free || !n->indexed) continue;
       remove_free(s, n);
       // The merged block is as busy as the later of the two frees.
       b->freed_at = n->freed_at = std::max(b->freed_at, n->freed_at);
@@ -465,9 +469,9 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     }
   }
 
-  // Returns the recently freed block to the free index (shard locked).
+  // Returns the recently freed blocks to the free index (shard locked).
   void flush_recent(Shard& s) {
-    if (Block* b = std::exchange(s.recent, nullptr)) free_block(s, b);
+    while (Block* b = s.recent.take_oldest()) free_block(s, b);
   }
 
   // ---- serving requests ----
@@ -479,15 +483,32 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     if (bytes > detail::kLargestRequest) [[unlikely]] report_oom(bytes, s, events->capturing(s.stream));
     const std::size_t rounded = round_request(bytes);
     s.lock.lock();
+    // The fast path: nothing to complete, a recent free of the size. Nothing on it throws (the
+    // history, which may, records only when asked to).
+    if (!s.pending_frees.any_deferred() && !s.pending_frees.any_pending() && !s.awaiting_count &&
+        !s.marks_interest.load(std::memory_order_relaxed)) [[likely]] {
+      if (Block* b = s.recent.take(rounded)) {
+        void* p = take(s, b, rounded, bytes);
+        s.lock.unlock();
+        return p;
+      }
+    }
+    return allocate_locked(s, bytes, rounded);
+  }
+
+  // allocate() past its fast path, s's lock held on entry: released by hand before the paths
+  // that take other locks, and on unwinding (a provider or an event query that throws) by the
+  // guard.
+  [[gnu::noinline]] void* allocate_locked(Shard& s, std::size_t bytes, std::size_t rounded) {
+    std::unique_lock lock(s.lock, std::adopt_lock);
     if (s.pending_frees.any_deferred()) [[unlikely]] s.pending_frees.record_deferred(*events);
     if (s.pending_frees.any_pending()) complete_pending(s, false);
     if (s.awaiting_count) [[unlikely]] complete_awaiting(s, true);
     // Another stream waits for this one's frees: marks, the stream being alive as it allocates.
     if (s.marks_interest.load(std::memory_order_relaxed)) [[unlikely]] advance_own_marks(s, false);
-    if (s.recent && s.recent->size == rounded) {
-      Block* b = std::exchange(s.recent, nullptr);
+    if (Block* b = s.recent.take(rounded)) {
       void* p = take(s, b, rounded, bytes);
-      s.lock.unlock();
+      lock.unlock();
       return p;
     }
     const bool expandable = s.pool->expandable;
@@ -505,9 +526,9 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
       if (b) {
         remove_free(s, b);
       } else if (may_borrow(s)) {
-        s.lock.unlock();
+        lock.unlock();
         if (void* p = allocate_elsewhere(bytes, s, rounded, expandable)) return p;
-        s.lock.lock();
+        lock.lock();
         flush_recent(s);
         b = find_free(s, rounded, expandable);  // freed here meanwhile
         if (b) remove_free(s, b);
@@ -517,12 +538,12 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
         if (b) s.borrows_in_a_row.store(0, std::memory_order_relaxed);
       }
       if (!b) {
-        s.lock.unlock();
+        lock.unlock();
         return allocate_after_release(bytes, s, rounded, expandable);
       }
     }
     void* p = take(s, b, rounded, bytes);
-    s.lock.unlock();
+    lock.unlock();
     return p;
   }
 
@@ -530,6 +551,7 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     if (config.garbage_collection_threshold > 0 &&
         static_cast<double>(reserved.total() + rounded) >
             config.garbage_collection_threshold * static_cast<double>(detail::allowed_bytes(*s.pool, config)) &&
+        !s.pool->held() &&  // See Note [A graph's pool keeps its free memory].
         !events->capturing(s.stream)) {  // See Note [No cache release during capture].
       release_cached(s, false);
     }
@@ -634,10 +656,12 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
       return;
     }
     history.trace(TraceEntry::Action::free_completed, b->ptr, b->size, s.stream, b->frames);
-    flush_recent(s);
+    // The oldest waiting block makes room before b counts as free, so that its merge does not
+    // see b (See Note [Recently freed blocks]).
+    if (Block* oldest = s.recent.make_room()) free_block(s, oldest);
     b->state = Block::State::free;
     b->frames.reset();
-    s.recent = b;
+    s.recent.push(b);
   }
 
   template <class F>
@@ -784,11 +808,7 @@ void CachingAllocator::release_pool(PoolId id) {
   if (id.is_default()) {
     throw InvalidArgumentError("CachingAllocator::release_pool", "the default pool cannot be released");
   }
-  Pool* pool = impl_->find_pool(id);
-  if (!pool) {
-    throw InvalidArgumentError("CachingAllocator::release_pool",
-                               concat("pool (", id.first, ", ", id.second, ") does not exist"));
-  }
+  Pool* pool = &impl_->existing_pool(id, "CachingAllocator::release_pool");
   {
     std::lock_guard lock(pool->shards_mutex);
     for (auto& s : pool->shards) {
@@ -799,8 +819,17 @@ void CachingAllocator::release_pool(PoolId id) {
   {
     std::lock_guard lock(impl_->pools_mutex);
     pool->released = true;  // no new allocations; live blocks can still be freed
+    pool->holds.store(0, std::memory_order_release);  // its memory goes back, held or not
   }
   impl_->generation.fetch_add(1);
+}
+
+void CachingAllocator::hold_pool(PoolId id) {
+  impl_->existing_pool(id, "CachingAllocator::hold_pool").holds++;
+}
+
+void CachingAllocator::release_pool_hold(PoolId id) noexcept {
+  if (Pool* pool = impl_->find_pool(id)) pool->release_hold();
 }
 
 bool CachingAllocator::has_pool(PoolId id) const { return impl_->find_pool(id) != nullptr; }

@@ -17,8 +17,8 @@ namespace {
 
 // Note [Exportable chunks]
 // Another process can map an expandable arena's memory only through a shareable handle of each
-// physical chunk (memory/ipc_memory_export.hpp), and cuMemExportToShareableHandle gives one only
-// for memory created with that handle type requested. So chunks are created exportable as POSIX
+// physical chunk (memory/ipc/ipc_memory_export.hpp), and cuMemExportToShareableHandle gives one
+// only for memory created with that handle type requested. So chunks are created exportable as POSIX
 // file descriptors wherever the device says it supports them (torch's expandable segments do
 // the same); where it does not, or where cuMemCreate refuses the request (some containers and
 // virtualized GPUs), chunks are created plain, the log says so once, and exporting a block of

@@ -17,7 +17,7 @@ namespace cudakit::memory {
 // torch's reserved peaks on the snapshots of tests/data/memory/torch-snapshots. It is still not
 // torch, and cannot stand for it: its free index is best fit within ~3% (size-class bins, Note
 // [Free-block index]) where torch takes the exact smallest block, then the lowest address; it
-// reuses the block freed last before searching (Note [Recently freed block]); its garbage
+// reuses the block freed last before searching (Note [Recently freed blocks]); its garbage
 // collection releases whole shards rather than torch's oldest blocks; its policy keeps changing
 // for speed; and its expandable arenas are another mechanism than torch's expandable segments
 // (2 MiB pages grown ahead of demand, against torch's 20 MiB pages for large blocks: 480 against

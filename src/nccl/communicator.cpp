@@ -12,7 +12,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/device_guard.hpp"
 #include "cudakit/core/error.hpp"
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 #include "cudakit/core/log.hpp"
 #include "cudakit/core/trace_hooks.hpp"
 #include "cudakit/nccl/validation.hpp"
@@ -192,7 +192,7 @@ void issue(const std::shared_ptr<CommunicatorState>& state, const OperationInfo&
     return;
   }
   if (r == ncclInProgress) s.wait_ready(CommunicatorState::label(info.op, seq));
-  s.watch(seq, info.op, stream);
+  s.watch(seq, info.op, stream, capture);
 }
 
 std::mutex& cache_mutex() {
@@ -405,6 +405,14 @@ void Communicator::reduce_scatter(const Buffer& input, const Buffer& output, Red
   });
 }
 
+// Note [A one-rank all_to_all is a copy]
+// On one rank all_to_all moves the input to the output unchanged. NCCL does every one-rank
+// collective as such a copy, queued at the call (ncclLaunchOneRank), but not point-to-point
+// operations: a send/recv pair to itself is a group with a task, which a non-blocking
+// communicator launches from a thread of NCCL's (See Note [Waiting for a non-blocking group] in
+// communicator_state.cpp), tens of microseconds per operation. So cudakit copies, as NCCL would
+// for a collective, queued at the call inside a group too; the operation is still numbered,
+// recorded, reported to the trace hooks and watched like any other.
 void Communicator::all_to_all(const Buffer& input, const Buffer& output, OptionalStream stream) {
   const char* api_name = "nccl::Communicator::all_to_all";
   check_buffer(api_name, "input", input, device());
@@ -421,6 +429,12 @@ void Communicator::all_to_all(const Buffer& input, const Buffer& output, Optiona
   const std::size_t block = input.count / static_cast<std::size_t>(n);
   const std::size_t block_bytes = block * element_size(input.dtype);
   issue(state_, info, stream, [&](ncclComm_t comm, cudaStream_t s) {
+    // See Note [A one-rank all_to_all is a copy]
+    if (n == 1) {
+      if (block_bytes != 0)
+        CUDAKIT_CHECK_CUDA(cudaMemcpyAsync(output.data, input.data, block_bytes, cudaMemcpyDeviceToDevice, s));
+      return ncclSuccess;
+    }
     const auto& nccl = api();
     detail::GroupGuard group("nccl::Communicator::all_to_all");
     ncclResult_t r = ncclSuccess;

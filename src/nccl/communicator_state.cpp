@@ -6,7 +6,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/detail/relaxed_capture_mode.hpp"
 #include "cudakit/core/error.hpp"
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 #include "cudakit/core/log.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "nccl/detail/nccl_call.hpp"
@@ -241,10 +241,22 @@ bool CommunicatorState::failed_or_aborted() const {
   return error_.has_value() || aborted_;
 }
 
+// Note [Waiting for a non-blocking group]
+// On a non-blocking communicator every group that holds a task (all point-to-point operations,
+// so all_to_all and send/recv; NCCL 2.28's src/group.cc, ncclGroupEndInternal) is launched by a
+// thread NCCL starts, and ncclGroupEnd returns ncclInProgress at once; the launch itself then
+// takes tens of microseconds. Collectives of a one-rank communicator never get there (NCCL
+// copies at once: ncclLaunchOneRank). The wait used to sleep between polls from the first one,
+// and a sleep of a microsecond lasts the kernel's timer slack (50 us by default) or more: each
+// grouped operation paid about 50 us over torch's blocking communicator. Now the first
+// kSpinBeforeSleeping of the wait polls with a yield in between (ncclCommGetAsyncError is an
+// atomic load), and only a longer wait (peers still connecting) sleeps, from 50 us up to 1 ms.
 void CommunicatorState::wait_ready(const std::string& what) {
+  constexpr auto kSpinBeforeSleeping = std::chrono::microseconds(500);
   const auto& nccl = cudakit::detail::nccl_api();
-  const auto deadline = Clock::now() + options.timeout;
-  auto pause = std::chrono::microseconds(1);
+  const auto start = Clock::now();
+  const auto deadline = start + options.timeout;
+  auto pause = std::chrono::microseconds(50);
   while (true) {
     ncclResult_t state = ncclSuccess;
     {
@@ -258,21 +270,29 @@ void CommunicatorState::wait_ready(const std::string& what) {
       fail(static_cast<int>(state), what, text);
       throw NcclError(static_cast<int>(state), "ncclCommGetAsyncError", rank, what, text);
     }
-    if (Clock::now() >= deadline) {
+    const auto now = Clock::now();
+    if (now >= deadline) {
       const std::string text = concat("not ready after ", options.timeout.count(), " ms (rank ", rank, " of ", world_size,
                                       "; did every rank start and call it?); the communicator is aborted");
       fail(0, what, text);
       throw NcclError(0, "ncclCommGetAsyncError", rank, what, text);
+    }
+    if (now - start < kSpinBeforeSleeping) {
+      std::this_thread::yield();
+      continue;
     }
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(1000));
   }
 }
 
-void CommunicatorState::watch(std::uint64_t seq_, const std::string& op, StreamRef stream) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  CUDAKIT_CHECK_CUDA(cudaStreamIsCapturing(stream.handle(), &capture));
-  if (capture != cudaStreamCaptureStatusNone) return;
+void CommunicatorState::watch(std::uint64_t seq_, const std::string& op, StreamRef stream,
+                              std::optional<cudaStreamCaptureStatus> capture) {
+  if (!capture) {
+    capture = cudaStreamCaptureStatusNone;
+    CUDAKIT_CHECK_CUDA(cudaStreamIsCapturing(stream.handle(), &*capture));
+  }
+  if (*capture != cudaStreamCaptureStatusNone) return;
   cudaEvent_t event = nullptr;
   {
     std::lock_guard lock(mutex_);

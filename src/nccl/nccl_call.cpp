@@ -4,7 +4,7 @@
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 
 namespace cudakit::nccl::detail {
 
@@ -26,9 +26,8 @@ std::string nccl_error_text(ncclResult_t result, ncclComm_t comm) {
   return text;
 }
 
-void check_nccl(ncclResult_t result, const char* api, int rank, const std::string& operation) {
-  if (result == ncclSuccess || result == ncclInProgress) return;
-  throw NcclError(static_cast<int>(result), api, rank, operation, nccl_error_text(result, nullptr));
+void throw_nccl_error(ncclResult_t result, const char* api, int rank, std::string_view operation) {
+  throw NcclError(static_cast<int>(result), api, rank, std::string(operation), nccl_error_text(result, nullptr));
 }
 
 GroupGuard::GroupGuard(const char* what) {

@@ -1,7 +1,7 @@
 #include "cudakit/nccl/version.hpp"
 
 #include "cudakit/core/detail/concat.hpp"
-#include "cudakit/core/detail/nccl_api.hpp"
+#include "cudakit/nccl/detail/nccl_api.hpp"
 #include "cudakit/core/error.hpp"
 #include "nccl/detail/nccl_call.hpp"
 

@@ -11,9 +11,10 @@
 
 #include "cudakit/core/capture_hook.hpp"
 #include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/detail/component_registry.hpp"
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/device.hpp"
-#include "cudakit/core/cublas_error.hpp"
+#include "cudakit/tensor/cublas_error.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/tensor/blas_handle.hpp"
@@ -38,6 +39,16 @@ namespace cudakit::tensor {
 //   graphs sharing a pool must then keep their capture order, the rule torch states for shared
 //   pools).
 namespace {
+
+// cuBLAS's row in `cudakit info`: the tensor layer links cuBLAS, so the version is read here,
+// not in core (See Note [Components registered by their layer]).
+const cudakit::detail::ComponentRegistration cublas_row(cudakit::detail::component_rank::cublas, [] {
+  int major = 0, minor = 0, patch = 0;
+  cublasGetProperty(MAJOR_VERSION, &major);
+  cublasGetProperty(MINOR_VERSION, &minor);
+  cublasGetProperty(PATCH_LEVEL, &patch);
+  return ComponentVersion{"cuBLAS", cudakit::detail::concat(major, ".", minor, ".", patch), "libcublas"};
+});
 
 struct CapturedWorkspace {
   unsigned long long capture_id;

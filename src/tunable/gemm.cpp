@@ -101,7 +101,12 @@ void check_pointers(const GemmArgs& args, const char* api) {
   if (key.k > 0 && (!args.a || !args.b)) fail("A or B is null");
   if (has_bias(key.epilogue) && !args.bias) fail("the epilogue has a bias and the bias pointer is null");
   if (key.op == GemmOp::scaled_gemm) {
-    if (!args.scale_a || !args.scale_b) fail("ScaledGemm needs scale_a and scale_b (device pointers to one float each)");
+    if (!args.scale_a || !args.scale_b) {
+      fail(cudakit::detail::concat("ScaledGemm needs scale_a and scale_b (device pointers: ",
+                                   scale_elements(key.scale_a_mode, key.m, key.k), " and ",
+                                   scale_elements(key.scale_b_mode, key.n, key.k), " floats for scale modes ",
+                                   scale_mode_name(key.scale_a_mode), " and ", scale_mode_name(key.scale_b_mode), ")"));
+    }
     for (const auto& [name, scale] : {std::pair{"scale_a", args.scale_a}, std::pair{"scale_b", args.scale_b}}) {
       const auto address = reinterpret_cast<std::uintptr_t>(scale);
       if (address % kScaleAlignment != 0) {
@@ -118,6 +123,10 @@ void check_pointers(const GemmArgs& args, const char* api) {
 
 namespace detail {
 
+std::size_t scale_bytes(ScaleMode mode, std::int64_t rows, std::int64_t k) {
+  return static_cast<std::size_t>(std::max<std::int64_t>(scale_elements(mode, rows, k), 0)) * sizeof(float);
+}
+
 std::array<MemoryAccess, 6> gemm_accesses(const GemmArgs& args) {
   const GemmKey& k = args.key;
   const MemoryAccess::Mode c_mode = args.beta != 0 ? MemoryAccess::Mode::read_write : MemoryAccess::Mode::write;
@@ -128,8 +137,8 @@ std::array<MemoryAccess, 6> gemm_accesses(const GemmArgs& args) {
            {args.c, bytes.c, c_mode, "c"},
            {args.bias, args.bias ? static_cast<std::size_t>(std::max<std::int64_t>(k.m, 0)) * c_element : 0,
             MemoryAccess::Mode::read, "bias"},
-           {args.scale_a, args.scale_a ? sizeof(float) : 0, MemoryAccess::Mode::read, "scale_a"},
-           {args.scale_b, args.scale_b ? sizeof(float) : 0, MemoryAccess::Mode::read, "scale_b"}}};
+           {args.scale_a, args.scale_a ? scale_bytes(k.scale_a_mode, k.m, k.k) : 0, MemoryAccess::Mode::read, "scale_a"},
+           {args.scale_b, args.scale_b ? scale_bytes(k.scale_b_mode, k.n, k.k) : 0, MemoryAccess::Mode::read, "scale_b"}}};
 }
 
 }  // namespace detail

@@ -49,6 +49,13 @@ constexpr std::array<std::pair<Epilogue, std::string_view>, 6> kEpilogueNames{{
     {Epilogue::bias_gelu, "bias_gelu"},
 }};
 
+constexpr std::array<std::pair<ScaleMode, std::string_view>, 4> kScaleModeNames{{
+    {ScaleMode::scalar, "scalar"},
+    {ScaleMode::outer_vec, "outer_vec"},
+    {ScaleMode::vec128, "vec128"},
+    {ScaleMode::blk128x128, "blk128x128"},
+}};
+
 constexpr std::array<std::pair<GemmOp, std::string_view>, 4> kOpPrefixes{{
     {GemmOp::gemm, "GemmTunableOp_"},
     {GemmOp::gemm_strided_batched, "GemmStridedBatchedTunableOp_"},
@@ -147,6 +154,20 @@ bool has_bias(Epilogue epilogue) noexcept {
   return epilogue == Epilogue::bias || epilogue == Epilogue::bias_relu || epilogue == Epilogue::bias_gelu;
 }
 
+std::string_view scale_mode_name(ScaleMode mode) noexcept { return lookup(kScaleModeNames, mode); }
+
+std::int64_t block_scale_ld(std::int64_t k) noexcept { return ((k + 127) / 128 + 3) / 4 * 4; }
+
+std::int64_t scale_elements(ScaleMode mode, std::int64_t rows, std::int64_t k) noexcept {
+  switch (mode) {
+    case ScaleMode::scalar: return 1;
+    case ScaleMode::outer_vec: return rows;
+    case ScaleMode::vec128: return rows * ((k + 127) / 128);
+    case ScaleMode::blk128x128: return (rows + 127) / 128 * block_scale_ld(k);
+  }
+  return 1;
+}
+
 std::string GemmKey::op_name() const {
   std::string name(lookup(kOpPrefixes, op));
   name += torch_type_name(a_type);
@@ -169,6 +190,9 @@ std::string GemmKey::signature() const {
   if (op == GemmOp::gemm_strided_batched) s += cudakit::detail::concat("_st_", stride_a, '_', stride_b, '_', stride_c);
   if (epilogue != Epilogue::none) s += cudakit::detail::concat("_ep_", epilogue_name(epilogue));
   if (tf32) s += "_tf32";
+  if (scale_a_mode != ScaleMode::scalar || scale_b_mode != ScaleMode::scalar) {
+    s += cudakit::detail::concat("_sc_", scale_mode_name(scale_a_mode), '_', scale_mode_name(scale_b_mode));
+  }
   s += cudakit::detail::concat("_ws_", workspace_bytes, "_al_", alignment, "_sm_", sm_count);
   return s;
 }
@@ -217,6 +241,11 @@ GemmKey GemmKey::parse(std::string_view op_name, std::string_view signature) {
   }
   if (sig.take("_ep_")) key.epilogue = sig.name(kEpilogueNames, "epilogue");
   if (sig.take("_tf32")) key.tf32 = true;
+  if (sig.take("_sc_")) {
+    key.scale_a_mode = sig.name(kScaleModeNames, "scale mode");
+    sig.expect("_");
+    key.scale_b_mode = sig.name(kScaleModeNames, "scale mode");
+  }
   sig.expect("_ws_");
   key.workspace_bytes = static_cast<std::size_t>(sig.integer("workspace", 0));
   sig.expect("_al_");
@@ -226,6 +255,60 @@ GemmKey GemmKey::parse(std::string_view op_name, std::string_view signature) {
   sig.expect_end();
   key.validate("GemmKey::parse");
   return key;
+}
+
+// Note [FP8 scale modes]
+// Besides one float per operand, cuBLASLt (12.9 and later, compute capability 9.0) reads FP8
+// scales in three more layouts, each set per operand with CUBLASLT_MATMUL_DESC_{A,B}_SCALE_MODE;
+// cuBLAS's documentation ("1D and 128x128 2D block scaling for FP8 data types", and the outer
+// vector mode of cublasLtMatmulMatrixScale_t) gives them as follows, in the terms of GemmKey
+// (op(A) m x k, op(B) k x n, column-major; for the TN layout both operands K-major, so a row-major
+// weight [out, in] is A with m = out, and row-major activations [tokens, in] are B with n = tokens):
+// - outer_vec: m floats for A, n for B; element (i, j) of the product is multiplied by the i-th
+//   of A's and the j-th of B's (per-channel weights, per-token activations). Paired with outer_vec.
+// - vec128: one float per 128 consecutive k of each row, L = ceil(k / 128) of them per row,
+//   stored rows-major: A's m x L with m contiguous (element (i, b) at b * m + i), B's n x L with n
+//   contiguous. A quantizer that writes [tokens, L] row-major (DeepSeek's act_quant) has the
+//   transpose of this; the layer code transposes those few floats, never the data.
+// - blk128x128: one float per 128 x 128 block, k-blocks contiguous: element (p, b) (rows block p,
+//   k-block b) at p * ld + b with ld = block_scale_ld(k) = L rounded up to a multiple of 4. A
+//   checkpoint's weight_scale_inv [ceil(out / 128), ceil(in / 128)] row-major is this layout
+//   exactly when L is a multiple of 4 (every DeepSeek-V3 and Qwen3 projection); otherwise its rows
+//   are copied to the padded stride (safetensors_fp8 in the layer code does).
+// The block modes pair as vec128 x vec128, vec128 x blk128x128 and blk128x128 x vec128 (not
+// blk x blk); D is float16, bfloat16 or float32; scale pointers 16-byte aligned; m and n
+// multiples of 4 (tunable::fp8_linear_forward pads a token count that is not to the next
+// multiple: activations, scales and output, never the weight). Partial blocks are laid out (the ceil above) for m and n; a k that is not a
+// multiple of 128 is refused here: the documentation's layouts leave open whether a partial last
+// k-block is read, and padding k would mean copying the weights (notes/gds.md, "FP8 block scales").
+// The MX layout (VEC32_UE8M0, 32-element blocks with E8M0 scales) has no Hopper kernel: a
+// checkpoint holding it is refused by the layer code with the layout and the device named.
+template <class Fail>
+void GemmKey::validate_scale_modes(const Fail& fail) const {
+  const ScaleMode sa = scale_a_mode, sb = scale_b_mode;
+  if (sa == ScaleMode::scalar && sb == ScaleMode::scalar) return;
+  const auto pair = cudakit::detail::concat(scale_mode_name(sa), " x ", scale_mode_name(sb));
+  const bool block_a = sa == ScaleMode::vec128 || sa == ScaleMode::blk128x128;
+  const bool block_b = sb == ScaleMode::vec128 || sb == ScaleMode::blk128x128;
+  if (sa == ScaleMode::outer_vec || sb == ScaleMode::outer_vec) {
+    if (sa != sb) {
+      fail(cudakit::detail::concat("scale modes ", pair, ": cuBLASLt pairs outer_vec only with outer_vec (broadcast a "
+                                   "per-tensor scale to a vector to mix them)"));
+    }
+  } else if (!block_a || !block_b) {
+    fail(cudakit::detail::concat("scale modes ", pair, ": a block scale pairs only with a block scale (vec128 or "
+                                 "blk128x128); use vec128 for a per-tensor or per-token operand"));
+  } else if (sa == ScaleMode::blk128x128 && sb == ScaleMode::blk128x128) {
+    fail("scale modes blk128x128 x blk128x128: cuBLASLt has no 2-D x 2-D block scaling; quantize one operand "
+         "(the activations) in 1x128 groups (vec128)");
+  }
+  if ((block_a || block_b) && (m % 4 != 0 || n % 4 != 0)) {
+    fail(cudakit::detail::concat("scale modes ", pair, " need m and n to be multiples of 4 (m is ", m, ", n ", n, ")"));
+  }
+  if ((block_a || block_b) && k % 128 != 0) {
+    fail(cudakit::detail::concat("scale modes ", pair, " need k to be a multiple of 128 (k is ", k,
+                                 "); see Note [FP8 scale modes]"));
+  }
 }
 
 void GemmKey::validate(const char* api) const {
@@ -278,8 +361,12 @@ void GemmKey::validate(const char* api) const {
       fail(cudakit::detail::concat("FP8 GEMMs need 16-byte-aligned A, B and C (their alignment class is ", alignment,
                                    " bytes)"));
     }
+    validate_scale_modes(fail);
   } else if (c_type != a_type || b_type != a_type) {
     fail("A, B and C must have one dtype (except in ScaledGemm)");
+  }
+  if (op != GemmOp::scaled_gemm && (scale_a_mode != ScaleMode::scalar || scale_b_mode != ScaleMode::scalar)) {
+    fail("scale modes belong to ScaledGemm");
   }
   if (tf32 && a_type != GemmDType::float32) fail("TF32 applies to float32 inputs only");
   if (alignment < 1 || alignment > kMaxAlignmentClass || (alignment & (alignment - 1)) != 0) {
@@ -308,7 +395,8 @@ std::size_t GemmKeyHash::operator()(const GemmKey& key) const noexcept {
   mix(static_cast<std::uint64_t>(key.op) | static_cast<std::uint64_t>(key.transa) << 8 |
       static_cast<std::uint64_t>(key.transb) << 16 | static_cast<std::uint64_t>(key.a_type) << 24 |
       static_cast<std::uint64_t>(key.b_type) << 32 | static_cast<std::uint64_t>(key.c_type) << 40 |
-      static_cast<std::uint64_t>(key.epilogue) << 48 | static_cast<std::uint64_t>(key.tf32) << 56);
+      static_cast<std::uint64_t>(key.epilogue) << 48 | static_cast<std::uint64_t>(key.tf32) << 56 |
+      static_cast<std::uint64_t>(key.scale_a_mode) << 57 | static_cast<std::uint64_t>(key.scale_b_mode) << 60);
   for (const std::int64_t v : {key.m, key.n, key.k, key.lda, key.ldb, key.ldc, key.batch,
                                key.stride_a, key.stride_b, key.stride_c}) {
     mix(static_cast<std::uint64_t>(v));

@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "cudakit/core/device.hpp"
-#include "cudakit/core/cublas_error.hpp"
+#include "cudakit/tensor/cublas_error.hpp"
 #include "cudakit/core/error.hpp"
 #include "tunable/detail/check_kernels.hpp"
 #include "tunable/detail/lt_types.hpp"
@@ -93,6 +93,16 @@ cublasLtEpilogue_t lt_epilogue(Epilogue e) {
     case Epilogue::none: break;
   }
   return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+std::int32_t lt_scale_mode(ScaleMode mode) {
+  switch (mode) {
+    case ScaleMode::outer_vec: return CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    case ScaleMode::vec128: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    case ScaleMode::blk128x128: return CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    case ScaleMode::scalar: break;
+  }
+  return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
 }
 
 template <class T>
@@ -181,6 +191,11 @@ LtDescriptors::LtDescriptors(const GemmKey& key) : key_(key) {
       scale_a_ = scale_b_ = device_unit_scale();
       set_desc(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scale_a_));
       set_desc(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scale_b_));
+      // See Note [FP8 scale modes] in gemm_key.cpp. Scalar is cuBLASLt's default: left unset.
+      if (key.scale_a_mode != ScaleMode::scalar || key.scale_b_mode != ScaleMode::scalar) {
+        set_desc(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, lt_scale_mode(key.scale_a_mode));
+        set_desc(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, lt_scale_mode(key.scale_b_mode));
+      }
     }
     if (key.epilogue != Epilogue::none) {
       set_desc(op, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(key.epilogue));

@@ -50,8 +50,14 @@ double ms_since(Clock::time_point start) {
 
 using detail::DeviceBuffer;
 
-// The tuner's two scales share one buffer, each in a slot of kScaleAlignment bytes.
+// The tuner's two scales share one buffer, scale_b at the first kScaleAlignment boundary after
+// scale_a's floats (one slot each for scalar scales).
 constexpr std::size_t kScaleSlot = kScaleAlignment / sizeof(float);
+
+std::size_t scale_b_offset(const GemmKey& key) {  // in floats
+  const auto a = static_cast<std::size_t>(scale_elements(key.scale_a_mode, key.m, key.k));
+  return (a + kScaleSlot - 1) / kScaleSlot * kScaleSlot;
+}
 
 struct Operands {
   std::vector<DeviceBuffer> a, b, c;  // rotating copies
@@ -78,7 +84,11 @@ Operands make_operands(const GemmKey& key, const TuningOptions& options, StreamR
   copies = std::max<std::size_t>(1, std::min(copies, free_bytes / 4 / per_copy));
   Operands o{.reference = DeviceBuffer(c_bytes, stream),
              .bias = DeviceBuffer(has_bias(key.epilogue) ? static_cast<std::size_t>(key.m) * element_size(key.c_type) : 0, stream),
-             .scales = DeviceBuffer(key.op == GemmOp::scaled_gemm ? 2 * kScaleAlignment : 0, stream),
+             .scales = DeviceBuffer(key.op == GemmOp::scaled_gemm
+                                        ? (scale_b_offset(key) + static_cast<std::size_t>(scale_elements(
+                                               key.scale_b_mode, key.n, key.k))) * sizeof(float)
+                                        : 0,
+                                    stream),
              .flush = DeviceBuffer(options.icache_flush ? static_cast<std::size_t>(props.l2_cache_size) : 0, stream)};
   o.flush_bytes = options.icache_flush ? static_cast<std::size_t>(props.l2_cache_size) : 0;
   o.c_bytes = c_bytes;
@@ -92,10 +102,12 @@ Operands make_operands(const GemmKey& key, const TuningOptions& options, StreamR
   }
   if (o.bias.get()) detail::fill_random(o.bias.get(), key.c_type, static_cast<std::size_t>(key.m), 99, stream);
   if (o.scales.get()) {
-    float scales[2 * kScaleSlot] = {};
-    scales[0] = 0.5f;
-    scales[kScaleSlot] = 2.0f;
-    memcpy_async(o.scales.get(), scales, sizeof scales, cudaMemcpyHostToDevice, stream);  // traced: the candidates read it
+    // scale_a 0.5 and scale_b 2 everywhere: the product is the unscaled one, whatever the modes.
+    const std::size_t b_at = scale_b_offset(key);
+    std::vector<float> scales(b_at + static_cast<std::size_t>(scale_elements(key.scale_b_mode, key.n, key.k)), 2.0f);
+    std::fill(scales.begin(), scales.begin() + static_cast<std::ptrdiff_t>(b_at), 0.5f);
+    memcpy_async(o.scales.get(), scales.data(), scales.size() * sizeof(float), cudaMemcpyHostToDevice,
+                 stream);  // traced: the candidates read it
     CUDAKIT_CHECK_CUDA(cudaStreamSynchronize(stream.handle()));  // `scales` is on this stack
   }
   return o;
@@ -110,7 +122,7 @@ GemmArgs args_for(const GemmKey& key, const Operands& o, std::size_t copy, void*
   args.bias = o.bias.get();
   if (o.scales.get()) {
     args.scale_a = static_cast<const float*>(o.scales.get());
-    args.scale_b = args.scale_a + kScaleSlot;
+    args.scale_b = args.scale_a + scale_b_offset(key);
   }
   return args;
 }
@@ -118,10 +130,10 @@ GemmArgs args_for(const GemmKey& key, const Operands& o, std::size_t copy, void*
 // Note [The heuristic under smaller workspaces]
 // cuBLASLt's heuristic ranks by a model that weighs the workspace it may use: asked with 32 MiB it
 // can prefer a configuration that a smaller workspace would not have led it to, and its list of
-// 128 does not always hold the other one. On 2026-12-04 (H200, probe/gemm_compare.sh) 3072 x 768
-// x 3072 bfloat16 ran 10% faster with the first choice of a 1 MiB query (torch's cuBLASLt
-// workspace: a 192x96 tile, 1x2 cluster) than with cuBLAS's default or the 32 MiB query's (128x160,
-// 2x4). So the first choices of a 1 MiB and a workspace-free query are candidates too.
+// 128 does not always hold the other one: a bfloat16 shape was measured faster with the first
+// choice of a 1 MiB query (torch's cuBLASLt workspace) than with cuBLAS's default or the 32 MiB
+// query's (the run and its figures: notes/tunable.md, "2026-12-04: how torch 2.11 calls
+// cuBLAS"). So the first choices of a 1 MiB and a workspace-free query are candidates too.
 //
 // Note [A lead run before each sample]
 // A sample's start event is stamped when the GPU reaches it. On an idle stream the GPU then waits

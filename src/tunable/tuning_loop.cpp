@@ -38,11 +38,12 @@ namespace cudakit::tunable {
 // An H200 runs a GEMM that follows a rest at a higher clock than the same GEMM in a stream of
 // them: its power limit (700 W) holds the clock down under sustained tensor-core work, and the
 // controller takes tens to hundreds of milliseconds to get there. Which candidate is fastest
-// depends on that state: in one process, interleaved, on 2026-12-04 (H200, torch 2.11,
-// probe/gemm_compare.sh), square 4096^3 bfloat16 ran at 697 TFLOP/s in back-to-back rounds and at
-// 788 in the short bursts of another phase, and under sustained load a 128x128 cuBLASLt kernel
-// beat cuBLAS's 256x128 choice by 7%; the tuner, whose samples each followed a synchronization
-// (the GPU resting while the host read the events and issued the next sample), kept the default.
+// depends on that state: measured in one process, interleaved, a square bfloat16 GEMM ran
+// markedly slower in back-to-back rounds than in the short bursts of another phase, and under
+// sustained load a cuBLASLt kernel beat cuBLAS's choice that the tuner, whose samples each
+// followed a synchronization (the GPU resting while the host read the events and issued the next
+// sample), had kept (the run and its figures: notes/tunable.md, "2026-12-04: how torch 2.11
+// calls cuBLAS").
 // So a round's samples are queued all together (CandidateTimer::time_round: the events are read
 // once the round has run), the device working from the round's first sample to its last, and
 // Default runs for preheat_ms before the first round. A model's GEMMs run in such streams, and

@@ -10,6 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
 import report  # noqa: E402
+import tunable_table  # noqa: E402
 
 
 def write(folder, name, lines):
@@ -101,6 +102,30 @@ class ReportTest(unittest.TestCase):
         with self.assertRaises(SystemExit):
             report.build(self.out, "abc1234", "2026-12-01", {"no_such_area": "def5678"})
 
+    def test_core_rows_take_the_medians_of_interleaved_repetitions(self):
+        write(self.out, "core.txt", [
+            "BM_EventTiming_cudakit_mean                 9000 ns         9000 ns            7",
+            "BM_EventTiming_cudakit_median               8000 ns         8000 ns            7",
+            "BM_EventTiming_cudakit_stddev                900 ns          900 ns            7",
+            "BM_EventTiming_cudakit_cv                  10.00 %         10.00 %             7",
+            "BM_EventTiming_raw_mean                     7900 ns         7900 ns            7",
+            "BM_EventTiming_raw_median                   8400 ns         8400 ns            7",
+            "BM_EmptyKernelLaunch_cudakit_current_stream_median  3000 ns  3000 ns            7",
+            "BM_EmptyKernelLaunch_raw_median             3300 ns         3300 ns            7",
+            "BM_LaunchKernel_listened_median             3500 ns         3500 ns            7",
+        ])
+        rows = {r["case"]: r for r in self.area(report.build(self.out), "core")["rows"]}
+        self.assertEqual(set(rows), {"EventTiming (cudakit vs the raw CUDA call)",
+                                     "EmptyKernelLaunch (cudakit vs the raw CUDA call)"})
+        timing = rows["EventTiming (cudakit vs the raw CUDA call)"]
+        self.assertEqual((timing["cudakit"], timing["peer_value"]), (8000, 8400))
+        self.assertAlmostEqual(rows["EmptyKernelLaunch (cudakit vs the raw CUDA call)"]["vs_peer"], 1.1)
+        # One repetition each (no aggregates): the plain rows.
+        write(self.out, "core.txt", ["BM_EventTiming_cudakit         8583 ns         8582 ns        30258",
+                                     "BM_EventTiming_raw             7496 ns         7494 ns        36427"])
+        rows = {r["case"]: r for r in self.area(report.build(self.out), "core")["rows"]}
+        self.assertEqual(rows["EventTiming (cudakit vs the raw CUDA call)"]["cudakit"], 8583)
+
     def test_graph_host_times_are_each_sides_median_process(self):
         write(self.out, "graph.txt", [
             "replay() host time, 8-kernel graph:                     5.06 us (median of 400)",
@@ -180,6 +205,56 @@ class ReportTest(unittest.TestCase):
             report.write_section(document, section)
         with open(document) as f:
             self.assertEqual(f.read(), "# no markers\n")
+
+    def interleaved_rows(self):
+        def shape(name, torch_tf, default_tf, tuned_tf, tunableop_tf=None, fp8=False):
+            r = {"bench": "gemm_interleaved", "shape": name, "torch_tflops": torch_tf, "default_tflops": default_tf,
+                 "tuned_tflops": tuned_tf, "tuned_ms": 1 / tuned_tf, "default_vs_torch": default_tf / torch_tf,
+                 "tuned_vs_torch": tuned_tf / torch_tf,
+                 "tuned_vs_best_torch": tuned_tf / max(torch_tf, tunableop_tf or 0)}
+            if tunableop_tf:
+                r["torch_tunableop_tflops"] = tunableop_tf
+            if fp8:
+                r["fp8"] = "e4m3 x e4m3, tensor-wise float32 scales, bfloat16 out, no fast accumulation; x"
+            return r
+        model = {"bench": "model_forward", "model": "llama", "layers": 2, "batch": 4, "seq": 2048, "torch_ms": 12.0,
+                 "cudakit_ms": 10.0, "cudakit_vs_torch": 1.2, "torch_spread": 0.02, "cudakit_spread": 0.04,
+                 "relative_frobenius_difference": 3e-3, "max_element_difference": 1e-2,
+                 "equal_within_tolerance": True, "routed_gemms_per_forward": 14}
+        return [shape("a", 700, 700, 770, 690), shape("b", 600, 590, 660), shape("fp8_c", 1200, 1210, 1190, fp8=True),
+                {"bench": "gemm_interleaved", "shape": "broken", "error": "x"}, model]
+
+    def test_interleaved_gemms_and_model_forwards_become_rows_tables_and_a_section(self):
+        lines = self.interleaved_rows()
+        write(self.out, "tunable.jsonl", lines)
+        rows = {r["case"]: r for r in self.area(report.build(self.out), "tunable")["rows"]}
+        forward = rows["llama forward, 2 layers, 4x2048 tokens: through cudakit's tuner (route_torch) vs torch"]
+        self.assertAlmostEqual(forward["vs_peer"], 1.2)  # fewer ms is better
+        self.assertAlmostEqual(forward["noise"], 0.02)
+        geo = rows["geometric mean over 3 shapes, tuned over torch.matmul (one process)"]
+        self.assertAlmostEqual(geo["cudakit"], (1.1 * 1.1 * (1190 / 1200)) ** (1 / 3))
+        table = tunable_table.interleaved_table([r for r in lines[:3]])
+        self.assertIn("| fp8_c (_scaled_mm)", table)
+        self.assertIn("worst default/torch 0.983 (b; target >= 0.99: MISSED)", table)
+        self.assertIn("worst tuned/better of torch and torch's TunableOp 0.992 (fp8_c; target >= 0.99: met)", table)
+        self.assertIn("float8 against torch._scaled_mm (e4m3 x e4m3, tensor-wise float32 scales, bfloat16 out, no "
+                      "fast accumulation): worst tuned 0.992", table)
+        document = os.path.join(self.out, "gemm.md")
+        with open(document, "w") as f:
+            f.write(f"# GEMMs\n{tunable_table.INTERLEAVED_BEGIN}\nold\n{tunable_table.INTERLEAVED_END}\nafter\n")
+        source = os.path.join(self.out, "tunable.jsonl")
+        argv = sys.argv
+        try:
+            sys.argv = ["tunable_table.py", source, "--write", document]
+            tunable_table.main()
+        finally:
+            sys.argv = argv
+        with open(document) as f:
+            text = f.read()
+        self.assertNotIn("\nold\n", text)
+        self.assertIn("geometric mean tuned/torch.matmul 1.063 (target >= 1.05: met)", text)
+        self.assertIn("| llama | 2 | 4x2048 | 12.000 | 10.000 | 1.200 | 14 | 3.0e-03, 1.0e-02 |", text)
+        self.assertTrue(text.endswith(f"{tunable_table.INTERLEAVED_END}\nafter\n"))
 
     def test_compare_refuses_a_file_of_another_schema(self):
         bad = os.path.join(self.out, "bad.json")

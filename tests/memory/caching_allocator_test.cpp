@@ -13,6 +13,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "cudakit/core/error.hpp"
@@ -248,7 +249,7 @@ TEST_P(CachingAllocatorModes, FreeUsedOnACapturingStreamWaitsForTheCaptureToEnd)
   EXPECT_EQ(f.allocator.stats().active_bytes[0].current, 0);
 }
 
-// A pending free completing next to the recently freed block (Note [Recently freed block]) must
+// A pending free completing next to the recently freed block (Note [Recently freed blocks]) must
 // merge with it, not corrupt the free index.
 TEST_P(CachingAllocatorModes, PendingFreeNextToTheRecentlyFreedBlockMerges) {
   Fixture f(config(), 8ull << 30, /*auto_events=*/false);
@@ -268,6 +269,30 @@ TEST_P(CachingAllocatorModes, PendingFreeNextToTheRecentlyFreedBlockMerges) {
   void* whole = f.allocator.allocate(3 * 4096, kStreamA);
   EXPECT_EQ(whole, a);
   f.allocator.deallocate(whole);
+}
+
+// Several sizes freed in turn wait side by side (Note [Recently freed blocks]): each comes back
+// to the next request of its size, neighbours among them merge when one is returned to the index,
+// and nothing is left unmerged once everything is free.
+TEST_P(CachingAllocatorModes, SeveralRecentFreesAreReusedAndMergeWithEachOther) {
+  Fixture f(config());
+  constexpr std::size_t kSizes[] = {4096, 8192, 16384, 32768, 65536};
+  std::vector<void*> first;
+  for (std::size_t bytes : kSizes) first.push_back(f.allocator.allocate(bytes, kStreamA));
+  for (int round = 0; round < 3; ++round) {
+    // The last four freed wait in the slots; each request of their sizes takes its own block back.
+    for (std::size_t i = 1; i < std::size(kSizes); ++i) f.allocator.deallocate(first[i]);
+    for (std::size_t i = 1; i < std::size(kSizes); ++i) {
+      EXPECT_EQ(f.allocator.allocate(kSizes[i], kStreamA), first[i]) << "round " << round << ", size " << kSizes[i];
+    }
+  }
+  for (void* p : first) f.allocator.deallocate(p);  // the fifth free pushes the oldest into the index
+  EXPECT_EQ(blocks_in_segments(f.allocator), 1u);  // neighbours in the slots merged with each other
+  EXPECT_EQ(f.allocator.stats().inactive_split[0].current, 0);
+  void* whole = f.allocator.allocate(4096 + 8192 + 16384 + 32768 + 65536, kStreamA);
+  EXPECT_EQ(whole, first[0]);
+  f.allocator.deallocate(whole);
+  EXPECT_EQ(f.allocator.stats().allocated_bytes[0].current, 0);
 }
 
 // The GPU tier's cross-stream sequence, with events the test completes by hand.
@@ -945,6 +970,35 @@ TEST(CachingAllocatorPools, APoolsAllocatorAskingThatPoolIsServedByTheDefaultPoo
   f.allocator.deallocate(p);
   for (void* q : provider->inner) f.allocator.deallocate(q);
   f.allocator.release_pool(provider->pool);
+}
+
+// A provider that throws (a user's allocation function raising, a default pool's function that
+// calls back into the default pool) fails that request alone: the shard is not left locked, and
+// the next request on the same stream is served.
+TEST(CachingAllocatorPools, AProviderThatThrowsLeavesTheShardUsable) {
+  struct Throwing : HostSegmentProvider {
+    Throwing() : HostSegmentProvider(8ull << 30, 0) {}
+    int throws_left = 1;
+    void* allocate_segment(std::size_t bytes, StreamKey stream) override {
+      if (throws_left > 0) {
+        --throws_left;
+        throw std::runtime_error("the user's allocation function failed");
+      }
+      return HostSegmentProvider::allocate_segment(bytes, stream);
+    }
+  };
+  Fixture f;
+  auto provider = std::make_shared<Throwing>();
+  const PoolId pool = CachingAllocator::new_pool_id();
+  f.allocator.create_pool(pool, provider, {});
+  EXPECT_THROW((void)f.allocator.allocate(3 * MiB, kStreamA, pool), std::runtime_error);
+  void* p = nullptr;
+  std::thread other([&] { p = f.allocator.allocate(3 * MiB, kStreamA, pool); });  // would wait for ever
+  other.join();
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(f.allocator.pool_allocated_bytes(pool), 3 * MiB);
+  f.allocator.deallocate(p);
+  f.allocator.release_pool(pool);
 }
 
 }  // namespace

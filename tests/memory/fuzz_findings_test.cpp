@@ -11,7 +11,7 @@
 #include "support/expect_refused.hpp"
 #include "cudakit/memory/alloc_trace.hpp"
 #include "cudakit/memory/allocator_config.hpp"
-#include "cudakit/memory/memviz.hpp"
+#include "cudakit/memory/viewer/memviz.hpp"
 #include "cudakit/memory/snapshot.hpp"
 
 namespace cudakit::memory {

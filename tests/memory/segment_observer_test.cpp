@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "cudakit/core/error.hpp"
@@ -163,6 +165,52 @@ TEST_P(SegmentObservers, AnObserverThatThrowsDoesNotStopTheAllocator) {
   EXPECT_FALSE(of_kind(SegmentEvent::Kind::mapped).empty()) << "the next observer is still called";
   EXPECT_FALSE(of_kind(SegmentEvent::Kind::unmapping).empty());
   EXPECT_TRUE(provider_->all_live().empty()) << "memory is returned all the same";
+}
+
+// The observers are kept in core's ListenerSet (Note [Listener snapshots]): a detach on another
+// thread returns only once no call to the observer is in flight, and no call starts after it.
+TEST_P(SegmentObservers, DetachWaitsForCallsInFlightOnOtherThreads) {
+  std::atomic<bool> detached{false};
+  std::atomic<int> late_calls{0};
+  std::atomic<int> calls{0};
+  const std::uint64_t id = allocator_.attach_segment_observer([&](const SegmentEvent&) {
+    calls.fetch_add(1);
+    std::this_thread::yield();
+    if (detached.load()) late_calls.fetch_add(1);
+  });
+  std::atomic<bool> stop{false};
+  std::thread mapper([&] {
+    while (!stop.load()) {
+      void* p = allocator_.allocate(4 * MiB, kStream);
+      allocator_.deallocate(p);
+      allocator_.empty_cache();
+    }
+  });
+  while (calls.load() < 20) std::this_thread::yield();
+  allocator_.detach_segment_observer(id);
+  detached.store(true);
+  const int calls_at_detach = calls.load();
+  for (int i = 0; i < 20; ++i) std::this_thread::yield();
+  stop.store(true);
+  mapper.join();
+  EXPECT_EQ(late_calls.load(), 0);
+  EXPECT_EQ(calls.load(), calls_at_detach);
+}
+
+// An observer may detach itself from inside its call (the allocator's lock is held then, the
+// observers' registry's is not), and is not called again.
+TEST_P(SegmentObservers, AnObserverMayDetachItself) {
+  std::uint64_t id = 0;
+  int calls = 0;
+  id = allocator_.attach_segment_observer([&](const SegmentEvent&) {
+    ++calls;
+    allocator_.detach_segment_observer(id);
+  });
+  void* p = allocator_.allocate(4 * MiB, kStream);
+  allocator_.deallocate(p);
+  allocator_.empty_cache();
+  EXPECT_EQ(calls, 1);
+  EXPECT_THROW(allocator_.detach_segment_observer(id), InvalidArgumentError);
 }
 
 }  // namespace

@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "cudakit/core/detail/nccl_api.hpp"
+#include "cudakit/nccl/detail/nccl_api.hpp"
 #include "cudakit/core/error.hpp"
-#include "cudakit/core/nccl_error.hpp"
+#include "cudakit/nccl/nccl_error.hpp"
 #include "cudakit/core/stream.hpp"
 #include "cudakit/core/trace_hooks.hpp"
 #include "cudakit/memory/device_allocator.hpp"
@@ -107,6 +107,39 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, OneRankTensorOps,
                          ::testing::Values(DType::float32, DType::float16, DType::bfloat16, DType::float64, DType::int32,
                                            DType::int64, DType::uint8, DType::bool_),
                          [](const auto& info) { return std::string(cudakit::tensor::dtype_name(info.param)); });
+
+// See Note [A one-rank all_to_all is a copy]: queued at the call on the caller's stream, behind
+// the work already there, inside a group too, and numbered and recorded like any operation.
+TEST(OneRankAllToAll, IsACopyOrderedOnTheStreamAndRecordedInsideAGroupToo) {
+  CUDAKIT_REQUIRE_NCCL();
+  Communicator comm = one_rank();
+  cudakit::Stream stream;
+  const std::int64_t n = 1 << 20;
+  const Tensor input = counting(n, DType::float32);
+  const Tensor output = cuda_tensor(n, DType::float32);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the tensors were made on another stream
+  ASSERT_EQ(cudaMemsetAsync(output.data_ptr(), 0, n * 4, stream.handle()), cudaSuccess);
+  const std::uint64_t issued = comm.operations_issued();
+  // Held back behind a spin: a copy not ordered on the stream would land before the memset above.
+  cudakit::testing::launch_spin(stream.handle(), 20'000'000);
+  {
+    cudakit::nccl::Group group;
+    comm.all_to_all(input, output, stream);
+    group.end();
+  }
+  stream.synchronize();
+  EXPECT_EQ(values_of(output), values_of(input));
+  EXPECT_EQ(comm.operations_issued(), issued + 1);
+  const auto records = comm.flight_recorder().records();
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records.back().op, "all_to_all");
+  EXPECT_EQ(records.back().input_count, static_cast<std::uint64_t>(n));
+  // An empty exchange is an operation too, with nothing to copy.
+  comm.all_to_all(cuda_tensor(0, DType::float32), cuda_tensor(0, DType::float32), stream);
+  stream.synchronize();
+  EXPECT_EQ(comm.operations_issued(), issued + 2);
+  comm.check();
+}
 
 // ---- every NCCL dtype on raw buffers (int8, uint32, uint64 and the float8s have no tensor dtype) ----
 

@@ -6,7 +6,7 @@
 
 #include <stdexcept>
 
-#include "cudakit/core/detail/nccl_api.hpp"
+#include "cudakit/nccl/detail/nccl_api.hpp"
 #include "cudakit/nccl/group.hpp"
 #include "cudakit/nccl/version.hpp"
 #include "nccl/detail/nccl_call.hpp"

@@ -48,5 +48,28 @@ TEST(GemmAccesses, SpanEachOperandFromItsFirstToItsLastElement) {
   EXPECT_EQ(detail::gemm_accesses(args)[0].bytes, 0u) << "an empty GEMM touches nothing";
 }
 
+// A ScaledGemm's scales are read whole: one float per tensor, or the floats of their layout.
+TEST(GemmAccesses, ScalesSpanTheirLayouts) {
+  alignas(16) static float scales[2][1];
+  GemmArgs args;
+  args.key.op = GemmOp::scaled_gemm;
+  args.key.m = 300;  // 3 blocks of rows
+  args.key.n = 16;
+  args.key.k = 640;  // 5 k-blocks: block rows 8 apart
+  args.scale_a = scales[0];
+  args.scale_b = scales[1];
+  EXPECT_EQ(detail::gemm_accesses(args)[4].bytes, sizeof(float));
+  args.key.scale_a_mode = ScaleMode::blk128x128;
+  args.key.scale_b_mode = ScaleMode::vec128;
+  auto accesses = detail::gemm_accesses(args);
+  EXPECT_EQ(accesses[4].begin, scales[0]);
+  EXPECT_EQ(accesses[4].bytes, 3 * 8 * sizeof(float));
+  EXPECT_EQ(accesses[5].bytes, 16 * 5 * sizeof(float));
+  args.key.scale_a_mode = args.key.scale_b_mode = ScaleMode::outer_vec;
+  accesses = detail::gemm_accesses(args);
+  EXPECT_EQ(accesses[4].bytes, 300 * sizeof(float));
+  EXPECT_EQ(accesses[5].bytes, 16 * sizeof(float));
+}
+
 }  // namespace
 }  // namespace cudakit::tunable

@@ -168,6 +168,88 @@ TEST(GemmKey, Fp8KeysMeetCublasltsAlignmentAndOutputRules) {
       << refusal(unaligned);
 }
 
+GemmKey fp8_block() {
+  GemmKey key = bf16_decode();
+  key.op = GemmOp::scaled_gemm;
+  key.a_type = key.b_type = GemmDType::float8_e4m3;
+  key.scale_a_mode = ScaleMode::blk128x128;
+  key.scale_b_mode = ScaleMode::vec128;
+  return key;
+}
+
+std::string refusal_of(const GemmKey& key) {
+  try {
+    key.validate("test");
+  } catch (const InvalidArgumentError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+// A ScaledGemm's scale modes are part of its key (a block-scaled GEMM runs other kernels), written
+// after cudakit's other problem fields and read back.
+TEST(GemmKey, ScaleModesRoundTripThroughTheSignature) {
+  const GemmKey block = fp8_block();
+  EXPECT_NE(block.signature().find("_sc_blk128x128_vec128_ws_"), std::string::npos) << block.signature();
+  EXPECT_EQ(GemmKey::parse(block.op_name(), block.signature()), block);
+  GemmKey channel = fp8_block();
+  channel.scale_a_mode = channel.scale_b_mode = ScaleMode::outer_vec;
+  EXPECT_EQ(GemmKey::parse(channel.op_name(), channel.signature()), channel);
+  GemmKey scalar = fp8_block();
+  scalar.scale_a_mode = scalar.scale_b_mode = ScaleMode::scalar;
+  EXPECT_EQ(scalar.signature().find("_sc_"), std::string::npos);  // per-tensor keys read as before
+  EXPECT_NE(GemmKeyHash{}(scalar), GemmKeyHash{}(block));
+  EXPECT_NE(scalar, block);
+  EXPECT_THROW((void)GemmKey::parse(block.op_name(), "tn_4096_16_4096_ld_4096_4096_4096_sc_blk64_vec128_ws_0_al_16_sm_1"),
+               InvalidArgumentError);
+}
+
+// The pairs and shapes cuBLASLt's block scaling takes (Note [FP8 scale modes]); each refusal says why.
+TEST(GemmKey, ScaleModesFollowCublasltsPairsAndShapes) {
+  for (const auto& [a, b] : {std::pair{ScaleMode::blk128x128, ScaleMode::vec128}, std::pair{ScaleMode::vec128, ScaleMode::blk128x128},
+                             std::pair{ScaleMode::vec128, ScaleMode::vec128}, std::pair{ScaleMode::outer_vec, ScaleMode::outer_vec}}) {
+    GemmKey key = fp8_block();
+    key.scale_a_mode = a;
+    key.scale_b_mode = b;
+    EXPECT_EQ(refusal_of(key), "accepted") << scale_mode_name(a) << " x " << scale_mode_name(b);
+  }
+  GemmKey both_blocks = fp8_block();
+  both_blocks.scale_b_mode = ScaleMode::blk128x128;
+  EXPECT_NE(refusal_of(both_blocks).find("no 2-D x 2-D block scaling"), std::string::npos) << refusal_of(both_blocks);
+  GemmKey mixed = fp8_block();
+  mixed.scale_b_mode = ScaleMode::scalar;
+  EXPECT_NE(refusal_of(mixed).find("a block scale pairs only with a block scale"), std::string::npos) << refusal_of(mixed);
+  GemmKey outer = fp8_block();
+  outer.scale_a_mode = ScaleMode::outer_vec;
+  outer.scale_b_mode = ScaleMode::scalar;
+  EXPECT_NE(refusal_of(outer).find("pairs outer_vec only with outer_vec"), std::string::npos) << refusal_of(outer);
+  GemmKey odd_n = fp8_block();
+  odd_n.n = 18;
+  EXPECT_NE(refusal_of(odd_n).find("m and n to be multiples of 4 (m is 4096, n 18)"), std::string::npos)
+      << refusal_of(odd_n);
+  GemmKey one_token = fp8_block();  // outer vectors have no such rule: a decode step's one token
+  one_token.scale_a_mode = one_token.scale_b_mode = ScaleMode::outer_vec;
+  one_token.n = 1;
+  EXPECT_EQ(refusal_of(one_token), "accepted");
+  GemmKey partial_k = fp8_block();
+  partial_k.k = 4096 + 64;
+  partial_k.lda = partial_k.ldb = 4160;
+  EXPECT_NE(refusal_of(partial_k).find("k to be a multiple of 128 (k is 4160)"), std::string::npos)
+      << refusal_of(partial_k);
+  GemmKey not_scaled = bf16_decode();
+  not_scaled.scale_a_mode = ScaleMode::vec128;
+  EXPECT_NE(refusal_of(not_scaled).find("scale modes belong to ScaledGemm"), std::string::npos) << refusal_of(not_scaled);
+}
+
+TEST(GemmKey, ScaleSizesFollowTheLayouts) {
+  EXPECT_EQ(scale_elements(ScaleMode::scalar, 4096, 7168), 1);
+  EXPECT_EQ(scale_elements(ScaleMode::outer_vec, 4096, 7168), 4096);
+  EXPECT_EQ(scale_elements(ScaleMode::vec128, 16, 7168), 16 * 56);
+  EXPECT_EQ(block_scale_ld(7168), 56);  // DeepSeek-V3's hidden size: no padding
+  EXPECT_EQ(block_scale_ld(640), 8);    // 5 blocks, rows padded to 8
+  EXPECT_EQ(scale_elements(ScaleMode::blk128x128, 4100, 640), 33 * 8);
+}
+
 TEST(GemmKey, ValidateRefusesMixedRulesOfOperations) {
   GemmKey epilogue_without_op = bf16_decode();
   epilogue_without_op.epilogue = Epilogue::relu;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@
 #include "cudakit/core/stream_guard.hpp"
 #include "cudakit/graphs/graph.hpp"
 #include "cudakit/graphs/graph_capture.hpp"
+#include "cudakit/memory/device_allocator.hpp"
+#include "cudakit/tensor/cublas_workspace.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "cudakit/tensor/matmul.hpp"
 #include "cudakit/tunable/gemm.hpp"
@@ -592,6 +595,97 @@ TEST_F(TunableGpu, CaptureRunsDefaultRecordsUntunedAndReplaysTunedGemms) {
   stream.synchronize();
   EXPECT_EQ(get_results().size(), 2u);
   std::filesystem::remove(untuned_file);
+}
+
+// The GEMMs of one capture: cuBLAS's default (tunable off), a tuned one (tuned eagerly, then
+// captured), a split-K GEMV and a cuBLASLt configuration with a workspace. Each uses memory its
+// capture allocated and freed: cuBLAS's capture workspace, a workspace per call.
+struct CapturedGemms {
+  Problem dflt{plain(GemmDType::bfloat16, 'n', 'n', 512, 384, 1024), 21};
+  Problem tuned{plain(GemmDType::bfloat16, 't', 'n', 768, 256, 512), 23};
+  Problem decode{plain(GemmDType::bfloat16, 't', 'n', 2048, 8, 4096), 25};
+  Problem split{plain(GemmDType::bfloat16, 't', 'n', 256, 256, 8192), 27};
+  Solution gemv = Solution::gemv(GemvKernel::mma, 16, 4);
+  std::optional<Solution> lt;  // a cuBLASLt configuration that takes a workspace, where one runs
+
+  CapturedGemms() {
+    const tunable::detail::LtDescriptors d(complete_key(split.args()));
+    std::vector<tunable::detail::LtAlgo> algos = tunable::detail::heuristic_algos(d, 32);
+    for (tunable::detail::LtAlgo& a : tunable::detail::enumerated_algos(d, {}, 64)) algos.push_back(a);
+    for (const tunable::detail::LtAlgo& a : algos) {
+      if (a.workspace_bytes == 0) continue;
+      Solution s;
+      s.kind = Solution::Kind::lt;
+      s.lt = a.config;
+      lt = s;
+      break;
+    }
+  }
+  void run(bool with_default) {
+    if (with_default) {
+      enable(false);
+      gemm(dflt.args());
+      enable(true);
+    }
+    gemm(tuned.args());
+    gemm_with_solution(decode.args(), gemv);
+    if (lt) gemm_with_solution(split.args(), *lt);
+  }
+  std::vector<Problem*> all() { return {&dflt, &tuned, &decode, &split}; }
+};
+
+// See Note [A graph's pool keeps its free memory]: cudakit.graph and torch.cuda.graph empty the
+// cache before each capture, which returned the first graph's freed workspaces to the driver
+// while its replays still used them (torch_gemm_interleaved.py's graphs: "unspecified launch
+// failure" on every shape).
+TEST_F(TunableGpu, CapturedDefaultAndTunedGemmsReplayRightAfterTheCacheIsEmptied) {
+  Stream stream;
+  StreamGuard on(stream);
+  CapturedGemms g;
+  g.run(true);  // eager: tunes `tuned`, makes every plan
+  stream.synchronize();
+  ASSERT_EQ(get_results().size(), 1u);
+  // One graph with Default alone (tunable off for the whole capture), one with the others.
+  // Each switch of TunableOp makes plans anew: made eagerly before each capture, as a program's
+  // warm-up would.
+  graphs::Graph plain_graph, tuned_graph;
+  enable(false);
+  gemm(g.dflt.args());
+  {
+    graphs::GraphCapture capture(plain_graph);
+    gemm(g.dflt.args());
+  }
+  enable(true);
+  g.run(false);
+  stream.synchronize();
+  memory::empty_cache();  // what the next capture's cudakit.graph does first
+  {
+    graphs::GraphCapture capture(tuned_graph);
+    g.run(false);
+  }
+  memory::CachingAllocator& allocator = memory::device_allocator();
+  const std::size_t plain_reserved = allocator.pool_reserved_bytes(plain_graph.pool());
+  const std::size_t tuned_reserved = allocator.pool_reserved_bytes(tuned_graph.pool());
+  memory::empty_cache();
+  ASSERT_GE(plain_reserved, allocator.pool_allocated_bytes(plain_graph.pool()) + tensor::cublas_workspace_size())
+      << "cuBLAS's capture workspace was returned to the driver while the graph uses it";
+  ASSERT_EQ(allocator.pool_reserved_bytes(plain_graph.pool()), plain_reserved);
+  ASSERT_EQ(allocator.pool_reserved_bytes(tuned_graph.pool()), tuned_reserved)
+      << "the workspaces the tuned graph's capture freed were returned to the driver";
+  for (int round = 0; round < 3; ++round) {
+    for (Problem* p : g.all()) p->c.zero_();
+    for (int i = 0; i < 100; ++i) {
+      plain_graph.replay();
+      tuned_graph.replay();
+    }
+    stream.synchronize();
+    for (Problem* p : g.all()) {
+      SCOPED_TRACE(p->key.op_name() + " " + p->key.signature() + " round " + std::to_string(round));
+      if (p == &g.split && !g.lt) continue;
+      EXPECT_LE(p->worst(), 1.0);
+    }
+  }
+  EXPECT_TRUE(g.lt.has_value()) << "no cuBLASLt configuration with a workspace ran here";
 }
 
 TEST_F(TunableGpu, MatmulIsRoutedThroughTuning) {

@@ -9,7 +9,7 @@
 #include "command.hpp"
 #include "cudakit/core/detail/text_file.hpp"
 #include "cudakit/core/error.hpp"
-#include "cudakit/memory/memviz.hpp"
+#include "cudakit/memory/viewer/memviz.hpp"
 #include "output_file.hpp"
 
 namespace cudakit::cli {

@@ -1,5 +1,5 @@
 #pragma once
-// The one error family of cudakit. See Note [Error hierarchy].
+// @brief The one error family of cudakit. See Note [Error hierarchy].
 
 #include <cuda_runtime_api.h>
 

@@ -8,8 +8,15 @@
 #include <cuda_runtime_api.h>
 
 namespace cudakit::detail {
-// Throws CudaError(status, "kernel launch", "of <kernel>") unless cudaGetLastError() is success.
-void check_launch(const char* kernel, std::source_location location);
+// Throws CudaError(status, "kernel launch", "of <kernel>").
+[[noreturn, gnu::cold]] void throw_launch_error(cudaError_t status, const char* kernel,
+                                                std::source_location location);
+// Throws as throw_launch_error unless cudaGetLastError() is success. Inline: it follows every
+// launch, and the check is the one runtime call a bare launch's careful caller makes too.
+inline void check_launch(const char* kernel, std::source_location location) {
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess) [[unlikely]] throw_launch_error(status, kernel, location);
+}
 }  // namespace cudakit::detail
 
 #define CUDAKIT_CHECK_LAUNCH(kernel_name) \

@@ -1,5 +1,5 @@
 #pragma once
-// safetensors checkpoints: the header parsed (an 8-byte little-endian length, then a JSON object
+// @brief safetensors checkpoints: the header parsed (an 8-byte little-endian length, then a JSON object
 // of tensors with dtype, shape and data_offsets), each tensor loaded straight to its place in
 // device memory by one batched GdsFile load; and the writer of the same format.
 

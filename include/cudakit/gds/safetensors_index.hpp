@@ -1,5 +1,5 @@
 #pragma once
-// Sharded safetensors checkpoints: model.safetensors.index.json ({"metadata": {...},
+// @brief Sharded safetensors checkpoints: model.safetensors.index.json ({"metadata": {...},
 // "weight_map": {tensor name: shard file}}) and its shards, loaded as one checkpoint.
 
 #include <filesystem>

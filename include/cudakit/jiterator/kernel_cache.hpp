@@ -1,5 +1,5 @@
 #pragma once
-// The on-disk cache of runtime-compiled kernels (cubins), shared by processes, and what the
+// @brief The on-disk cache of runtime-compiled kernels (cubins), shared by processes, and what the
 // in-memory one has done in this process. See Note [The kernel cache] in src/jiterator/kernel_store.cpp.
 //
 // Where: CUDAKIT_KERNEL_CACHE_PATH, else $XDG_CACHE_HOME/cudakit/kernels, else

@@ -1,5 +1,5 @@
 #pragma once
-// Replays an allocation trace against any allocator with alloc/free/empty_cache/reset_peaks/
+// @brief Replays an allocation trace against any allocator with alloc/free/empty_cache/reset_peaks/
 // peak_allocated/peak_reserved/device_allocations (see bench/support/alloc_workloads.hpp), so
 // `cudakit alloc-replay` and the side-by-side benchmarks time exactly the same loop: a whole
 // AllocTrace in memory, or one streamed by an AllocTraceReader a batch at a time.

@@ -1,5 +1,5 @@
 #pragma once
-// Recorded allocation traces: one line per allocation or free, in program order, plain or
+// @brief Recorded allocation traces: one line per allocation or free, in program order, plain or
 // gzip-compressed. A trace's first line may name its columns: `op,id,size,stream` (the default,
 // also without a header) or `op,id,size,stream,thread`; every line then has exactly that many
 // fields (op 'a' or 'f'; id, size and thread non-negative integers; stream any name).

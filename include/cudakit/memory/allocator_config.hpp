@@ -1,5 +1,5 @@
 #pragma once
-// Options of the caching device allocator: a typed struct, also parsed from CUDAKIT_ALLOC_CONF
+// @brief Options of the caching device allocator: a typed struct, also parsed from CUDAKIT_ALLOC_CONF
 // with PYTORCH_CUDA_ALLOC_CONF's syntax ("key:value,key:value") and, where they mean the same
 // thing, its keys.
 

@@ -1,5 +1,5 @@
 #pragma once
-// AsyncPoolModel: a host model of a stream-ordered pool as cudaMallocAsync keeps one (the
+// @brief AsyncPoolModel: a host model of a stream-ordered pool as cudaMallocAsync keeps one (the
 // device's default memory pool), for what-if replays of recorded traces. See Note [A model of
 // cudaMallocAsync's pool] in src/memory/async_pool_model.cpp.
 

@@ -1,5 +1,5 @@
 #pragma once
-// CachingAllocator: the policy engine of cudakit's device allocator — which cached block serves
+// @brief CachingAllocator: the policy engine of cudakit's device allocator — which cached block serves
 // which request, when memory is obtained from or returned to its SegmentProvider, stream-ordered
 // reuse, statistics and history. It never calls CUDA itself, so the host tier tests it on host
 // memory (HostSegmentProvider) exactly as it runs on a GPU (CudaSegmentProvider).
@@ -89,7 +89,7 @@ class CachingAllocator {
   [[nodiscard]] Backing backing(const void* ptr) const;
 
   // Waits for every pending free, then returns every wholly free segment (and the free tails of
-  // expandable ranges) of every pool to its provider.
+  // expandable ranges) of every pool to its provider, except pools held (hold_pool).
   void empty_cache();
   // Completes pending frees whose streams' work has finished (does not wait).
   void process_events();
@@ -101,6 +101,14 @@ class CachingAllocator {
   void create_pool(PoolId id, std::shared_ptr<SegmentProvider> provider = nullptr, PoolOptions options = {});
   // The pool's cached memory is returned now; it disappears once its last block is freed.
   void release_pool(PoolId id);
+  // A hold on a pool whose free memory is still in use (a graph captured into it reads and
+  // writes what the capture freed): empty_cache(), the free-and-retry before an out-of-memory
+  // error and the garbage-collection threshold leave the pool's cached memory alone until every
+  // hold is released; release_pool still returns it. Holds count.
+  // @throws InvalidArgumentError for a pool that does not exist (or was released).
+  void hold_pool(PoolId id);
+  // Ends one hold_pool (nothing for a pool without holds, or released: release_pool ends them all).
+  void release_pool_hold(PoolId id) noexcept;
   [[nodiscard]] bool has_pool(PoolId id) const;
   // Bytes reserved by `id` (all streams).
   [[nodiscard]] std::size_t pool_reserved_bytes(PoolId id) const;

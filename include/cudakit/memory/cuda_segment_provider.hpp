@@ -1,5 +1,5 @@
 #pragma once
-// Device memory for the caching allocator: cudaMalloc'd segments, or address ranges backed on
+// @brief Device memory for the caching allocator: cudaMalloc'd segments, or address ranges backed on
 // demand through the driver's virtual memory API (cuMemAddressReserve / cuMemCreate / cuMemMap /
 // cuMemSetAccess, reached through the entry-point table).
 

@@ -1,5 +1,5 @@
 #pragma once
-// The default caching allocator of each device and torch.cuda.memory's functions over it.
+// @brief The default caching allocator of each device and torch.cuda.memory's functions over it.
 //
 // Stream ordering: memory returned by allocate(bytes, s) may be used by work queued on `s`
 // right away. deallocate() makes the block reusable by later allocations on `s` at once (work

@@ -1,6 +1,6 @@
 #pragma once
-// FileDescriptor: owns one POSIX file descriptor and closes it on destruction. The expandable
-// kind of IPC memory travels as one descriptor per physical chunk (memory/ipc_memory_handle.hpp).
+// @brief FileDescriptor: owns one POSIX file descriptor and closes it on destruction. The expandable
+// kind of IPC memory travels as one descriptor per physical chunk (memory/ipc/ipc_memory_handle.hpp).
 
 #include <utility>
 

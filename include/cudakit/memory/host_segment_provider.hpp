@@ -1,5 +1,5 @@
 #pragma once
-// Host memory standing in for a device: the caching allocator's policy runs on it in the host
+// @brief Host memory standing in for a device: the caching allocator's policy runs on it in the host
 // test tier and in `cudakit alloc-replay --backend host`, with no GPU.
 
 #include <atomic>

@@ -1,5 +1,5 @@
 #pragma once
-// MemPool and use_mem_pool (torch.cuda.MemPool, torch.cuda.use_mem_pool): a separate pool of
+// @brief MemPool and use_mem_pool (torch.cuda.MemPool, torch.cuda.use_mem_pool): a separate pool of
 // device memory, optionally drawn from user allocation functions (torch's
 // CUDAPluggableAllocator), that the calling thread's allocations can be routed to.
 

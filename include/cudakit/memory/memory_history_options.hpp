@@ -1,5 +1,5 @@
 #pragma once
-// MemoryHistoryOptions: what record_memory_history keeps — torch.cuda.memory.
+// @brief MemoryHistoryOptions: what record_memory_history keeps — torch.cuda.memory.
 // _record_memory_history's enabled, context, stacks, max_entries, clear_history and skip_actions.
 
 #include <cstddef>

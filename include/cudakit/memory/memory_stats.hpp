@@ -1,5 +1,5 @@
 #pragma once
-// Allocator statistics with torch.cuda.memory_stats()'s names and meaning.
+// @brief Allocator statistics with torch.cuda.memory_stats()'s names and meaning.
 
 #include <array>
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-// NestedStats: torch.cuda.memory_stats_as_nested_dict()'s form of the statistics — a tree whose
+// @brief NestedStats: torch.cuda.memory_stats_as_nested_dict()'s form of the statistics — a tree whose
 // inner nodes are named ("allocated_bytes" -> "all" -> "current") and whose leaves hold values.
 // torch.cuda.memory_stats() is this tree flattened, its keys the names on the path joined by
 // '.': "allocated_bytes.all.current".

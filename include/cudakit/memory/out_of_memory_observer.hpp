@@ -1,5 +1,5 @@
 #pragma once
-// Out-of-memory observers (torch's _cuda_attach_out_of_memory_observer): functions a device
+// @brief Out-of-memory observers (torch's _cuda_attach_out_of_memory_observer): functions a device
 // allocator calls when it is about to throw OutOfMemoryError, after it has freed its cache and
 // retried, so that a program can log the failure or dump a memory snapshot at the moment it
 // happened.

@@ -1,5 +1,5 @@
 #pragma once
-// PickleTree: the plain Python values (None, bool, int, float, str, bytes, list, tuple, dict) of a
+// @brief PickleTree: the plain Python values (None, bool, int, float, str, bytes, list, tuple, dict) of a
 // pickle that Python's pickle module (protocols 2 to 5) or torch's C++ pickler wrote, read without
 // running anything: torch.cuda.memory._dump_snapshot's file is such a pickle. See Note [Reading
 // pickles] in src/memory/pickle_tree.cpp.

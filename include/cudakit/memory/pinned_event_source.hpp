@@ -1,36 +1,5 @@
 #pragma once
-// PinnedEventSource: the events PinnedHostAllocator records to learn when the GPU has finished
-// with a deallocated block. The default one makes CUDA events; host-tier tests substitute events
-// that they complete by hand.
-
-#include <memory>
-
-#include "cudakit/core/stream_ref.hpp"
-
-namespace cudakit::memory {
-
-// An opaque event: a cudaEvent_t for the CUDA source, whatever a test source chooses otherwise.
-using PinnedEventHandle = void*;
-
-// The allocator keeps created events in a per-device pool and re-records them: create() and
-// destroy() are rare, record() and query() are frequent. Calls for one event never overlap: the
-// allocator serializes them.
-class PinnedEventSource {
- public:
-  virtual ~PinnedEventSource() = default;
-  // A new event that can be recorded on streams of `device`.
-  [[nodiscard]] virtual PinnedEventHandle create(int device) = 0;
-  // Captures the work queued so far on `stream`, whose device is the one the event was made for.
-  virtual void record(PinnedEventHandle event, StreamRef stream) = 0;
-  // True when the work captured by the last record() has finished. Must not block.
-  [[nodiscard]] virtual bool query(PinnedEventHandle event) = 0;
-  // Blocks until the work captured by the last record() has finished.
-  virtual void synchronize(PinnedEventHandle event) = 0;
-  virtual void destroy(PinnedEventHandle event) noexcept = 0;
-};
-
-// cudaEvents made with cudaEventDisableTiming (recording them is cheaper).
-// Nothing touches the CUDA runtime until the first create().
-[[nodiscard]] std::unique_ptr<PinnedEventSource> make_cuda_pinned_event_source();
-
-}  // namespace cudakit::memory
+// Forwarding header, kept for the 0.1 releases only: the header moved to memory's host/
+// part. Include "cudakit/memory/host/pinned_event_source.hpp" instead.
+// cudakit: forwarding header (See Note [Forwarding headers] in cmake/check_layer_includes.cmake)
+#include "cudakit/memory/host/pinned_event_source.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// PluggableAllocator (torch.cuda.memory.CUDAPluggableAllocator): allocation functions of the
+// @brief PluggableAllocator (torch.cuda.memory.CUDAPluggableAllocator): allocation functions of the
 // program's own — given directly, or loaded by name from a shared library — that
 // change_current_allocator() (device_allocator.hpp) makes the device-wide allocator.
 //

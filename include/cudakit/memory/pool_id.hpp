@@ -1,5 +1,5 @@
 #pragma once
-// PoolId: which memory pool of a device allocator (torch's MempoolId_t).
+// @brief PoolId: which memory pool of a device allocator (torch's MempoolId_t).
 
 #include <compare>
 #include <cstdint>

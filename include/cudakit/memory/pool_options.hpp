@@ -1,5 +1,5 @@
 #pragma once
-// PoolOptions: how a memory pool (MemPool, CachingAllocator::create_pool) serves requests —
+// @brief PoolOptions: how a memory pool (MemPool, CachingAllocator::create_pool) serves requests —
 // torch.cuda.MemPool's use_on_oom and no_split.
 
 namespace cudakit::memory {

@@ -1,5 +1,5 @@
 #pragma once
-// Segment observers: functions a caching allocator calls as memory from its provider comes and
+// @brief Segment observers: functions a caching allocator calls as memory from its provider comes and
 // goes — each classic segment after allocate_segment and before free_segment, each chunk of an
 // expandable range after map() and before unmap() — so that something which must know the
 // memory by its driver ranges can keep in step with the allocator (NCCL's buffer registration,

@@ -1,5 +1,5 @@
 #pragma once
-// SegmentProvider: where the caching allocator's memory comes from. The policy (which block
+// @brief SegmentProvider: where the caching allocator's memory comes from. The policy (which block
 // serves which request) lives in CachingAllocator and never calls CUDA; a provider turns its
 // decisions into driver calls (CudaSegmentProvider), into host memory for tests and for the
 // no-GPU replay backend (HostSegmentProvider), or into a user's allocation functions.

@@ -1,5 +1,5 @@
 #pragma once
-// Memory history and snapshots (torch.cuda.memory._record_memory_history, _snapshot,
+// @brief Memory history and snapshots (torch.cuda.memory._record_memory_history, _snapshot,
 // _dump_snapshot): what a snapshot holds — segments, their blocks, the recorded trace — and the
 // functions that take one, written as JSON in PyTorch's snapshot schema so that `cudakit memviz`
 // and PyTorch's own viewer both read them. CachingAllocator::snapshot() takes one of an

@@ -1,5 +1,5 @@
 #pragma once
-// SnapshotTrace: the allocations and frees of a PyTorch memory snapshot, in the order they
+// @brief SnapshotTrace: the allocations and frees of a PyTorch memory snapshot, in the order they
 // happened, ready to replay under other allocators (`cudakit alloc-replay SNAPSHOT`). Read from
 // the pickle torch.cuda.memory._dump_snapshot writes, or from the JSON form `cudakit memviz` reads
 // (cudakit's own snapshots among them), plain or gzip-compressed. See Note [Replaying a snapshot's

@@ -1,5 +1,5 @@
 #pragma once
-// StreamEvents: how the allocator learns that work queued on a stream has finished. The device
+// @brief StreamEvents: how the allocator learns that work queued on a stream has finished. The device
 // implementation uses pooled CUDA events; the host one lets tests decide when work "finishes".
 
 #include <cstdint>

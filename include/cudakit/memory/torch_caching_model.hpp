@@ -1,5 +1,5 @@
 #pragma once
-// TorchCachingModel: a host model of PyTorch's CUDACachingAllocator policy (c10/cuda), for
+// @brief TorchCachingModel: a host model of PyTorch's CUDACachingAllocator policy (c10/cuda), for
 // what-if replays of recorded traces: which block serves each request, when segments are
 // obtained and returned, what torch.cuda.max_memory_reserved() / max_memory_allocated() would
 // read. No memory is touched: addresses are numbers. See Note [A model of torch's allocator] in

@@ -1,5 +1,5 @@
 #pragma once
-// What-if replays of a PyTorch memory snapshot's trace: the same allocations and frees under
+// @brief What-if replays of a PyTorch memory snapshot's trace: the same allocations and frees under
 // several allocators on the host, with the peaks each would have reached and, for a given
 // device size, the first operation at which each would have run out of memory. `cudakit
 // alloc-replay SNAPSHOT` prints them. See Note [What-if replays] in src/memory/what_if_replay.cpp.

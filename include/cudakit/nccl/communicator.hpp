@@ -32,8 +32,8 @@
 #include "cudakit/nccl/flight_recorder.hpp"
 #include "cudakit/nccl/reduce_op.hpp"
 #include "cudakit/nccl/registered_segment.hpp"
-#include "cudakit/nccl/rendezvous.hpp"
-#include "cudakit/nccl/store.hpp"
+#include "cudakit/nccl/store/rendezvous.hpp"
+#include "cudakit/nccl/store/store.hpp"
 #include "cudakit/nccl/unique_id.hpp"
 #include "cudakit/tensor/tensor.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// DataType: every element type NCCL takes (the values are ncclDataType_t's), and how the tensor
+// @brief DataType: every element type NCCL takes (the values are ncclDataType_t's), and how the tensor
 // layer's dtypes map onto them.
 
 #include <cstddef>

@@ -1,53 +1,5 @@
 #pragma once
-// @brief TcpStore: a client of a TcpStoreServer (torch.distributed.TCPStore's role). Thread-safe:
-// one request at a time goes over its connection.
-
-#include <chrono>
-#include <memory>
-#include <mutex>
-#include <string>
-
-#include "cudakit/nccl/detail/store_message.hpp"
-#include "cudakit/nccl/store.hpp"
-#include "cudakit/nccl/tcp_store_server.hpp"
-
-namespace cudakit::nccl {
-
-class TcpStore final : public Store {
- public:
-  // Connects to `host`:`port`, retrying until `timeout` (the server may start after its
-  // clients). `server`, when given, is kept alive as long as this client (the rank that hosts
-  // the store). @throws NcclError naming the address and `rank` when no connection is made in
-  // time.
-  TcpStore(std::string host, int port, int rank, std::chrono::milliseconds timeout,
-           std::shared_ptr<TcpStoreServer> server = nullptr);
-  ~TcpStore() override;
-  TcpStore(const TcpStore&) = delete;
-  TcpStore& operator=(const TcpStore&) = delete;
-
-  void set(const std::string& key, const std::string& value) override;
-  [[nodiscard]] std::string get(const std::string& key) override;
-  std::int64_t add(const std::string& key, std::int64_t delta) override;
-  [[nodiscard]] bool check(std::span<const std::string> keys) override;
-  void wait(std::span<const std::string> keys, std::chrono::milliseconds timeout) override;
-  using Store::wait;
-  [[nodiscard]] std::string address() const override;
-
- private:
-  using Clock = std::chrono::steady_clock;
-  // Sends `request` and reads the reply by `deadline`; reconnects once (a restarted server)
-  // when `retry` allows it. @throws NcclError naming `what`.
-  detail::StoreMessage round_trip(const detail::StoreMessage& request, Clock::time_point deadline,
-                                  const std::string& what, bool retry);
-  void connect_by(Clock::time_point deadline, const std::string& what);
-  void disconnect() noexcept;
-
-  std::string host_;
-  int port_;
-  std::mutex mutex_;  // one request at a time on the connection (the watchdog shares it)
-  int socket_ = -1;
-  std::string pending_;  // bytes read past the last reply
-  std::shared_ptr<TcpStoreServer> server_;
-};
-
-}  // namespace cudakit::nccl
+// Forwarding header, kept for the 0.1 releases only: the stores and the rendezvous moved to
+// nccl/store/. Include "cudakit/nccl/store/tcp_store.hpp" instead.
+// cudakit: forwarding header (See Note [Forwarding headers] in cmake/check_layer_includes.cmake)
+#include "cudakit/nccl/store/tcp_store.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// Offline merge of kernel annotations into a recorded Chrome trace (the seed's merge loop, as a
+// @brief Offline merge of kernel annotations into a recorded Chrome trace (the seed's merge loop, as a
 // library call and as `cudakit trace merge`): needs no GPU and no CUPTI.
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-// The cuBLAS handle cudakit's matmul uses (torch.cuda.current_blas_handle).
+// @brief The cuBLAS handle cudakit's matmul uses (torch.cuda.current_blas_handle).
 
 #include <cublas_api.h>
 

@@ -1,5 +1,5 @@
 #pragma once
-// cuBLAS workspaces from cudakit's caching allocator, sized as torch sizes them
+// @brief cuBLAS workspaces from cudakit's caching allocator, sized as torch sizes them
 // (CUBLAS_WORKSPACE_CONFIG). See Note [cuBLAS workspaces] in src/tensor/cublas_context.cpp.
 
 #include <cstddef>

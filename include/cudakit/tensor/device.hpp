@@ -1,5 +1,5 @@
 #pragma once
-// Device: where a tensor's memory lives — the host (cpu) or one CUDA device.
+// @brief Device: where a tensor's memory lives — the host (cpu) or one CUDA device.
 
 #include <string>
 

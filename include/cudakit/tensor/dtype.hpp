@@ -1,5 +1,5 @@
 #pragma once
-// DType: the element types a Tensor can hold, with their sizes, names and C++ types.
+// @brief DType: the element types a Tensor can hold, with their sizes, names and C++ types.
 //
 // Note [Which dtypes compute]
 // Every dtype has storage, empty/zeros/full, fill, copy and `to`, printing, DLPack and

@@ -1,5 +1,5 @@
 #pragma once
-// The element types of the dtypes that have no C++ arithmetic type: the three FP8 formats, the
+// @brief The element types of the dtypes that have no C++ arithmetic type: the three FP8 formats, the
 // two complex types and NVFP4's packed pair. Each is its stored bits (FP8, FP4) or its parts
 // (complex), laid out as torch, DLPack and safetensors store them; the conversions to and from
 // the other element types are in detail/convert.hpp. See Note [FP8 conversions].

@@ -1,6 +1,11 @@
 #pragma once
-// Tensor factories: empty, zeros, ones, full, arange, from_host (torch.empty, torch.zeros, ...).
+// @brief Tensor factories: empty, zeros, ones, full, arange, from_host (torch.empty, torch.zeros, ...).
 // CUDA tensors are allocated and filled on `stream` (default: the current stream of the device).
+//
+// Stream ordering: the memory comes from the device's caching allocator for `stream`, and the
+// fill (zeros, ones, full, arange, from_host's copy) is queued there; the call returns before it
+// finishes (from_host excepted, which returns once `data` may be reused). Use the tensor on
+// `stream`, or on another stream after an event, as any memory of the allocator.
 
 #include <span>
 #include <string>
@@ -17,7 +22,12 @@ struct TensorOptions {
   bool pinned = false;  // host tensors only: page-locked memory (asynchronous copies)
 };
 
-// Uninitialized. @throws InvalidArgumentError for a negative size or pinned device memory.
+// Uninitialized.
+// @param sizes the shape; every size at least 0
+// @param options dtype, device and (host tensors only) whether the memory is pinned
+// @param stream the stream a CUDA tensor's memory is allocated for
+// @throws InvalidArgumentError for a negative size or pinned device memory.
+// @throws OutOfMemoryError when the device allocator cannot provide the memory
 [[nodiscard]] Tensor empty(const Shape& sizes, const TensorOptions& options = {},
                            OptionalStream stream = {});
 [[nodiscard]] Tensor empty_like(const Tensor& like, OptionalStream stream = {});

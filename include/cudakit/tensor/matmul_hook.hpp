@@ -1,5 +1,5 @@
 #pragma once
-// The seam through which the tunable layer takes over tensor::matmul's cuBLAS call. See
+// @brief The seam through which the tunable layer takes over tensor::matmul's cuBLAS call. See
 // Note [Routing matmul through a hook] in src/tensor/matmul.cpp.
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// Storage: the memory behind one or more tensors, shared by views.
+// @brief Storage: the memory behind one or more tensors, shared by views.
 //
 // Device memory comes from the device's caching allocator (cudakit::memory::allocate) on a
 // stream and goes back to it through memory::deallocate when the last owner lets go: the block is

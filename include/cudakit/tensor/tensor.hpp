@@ -1,5 +1,5 @@
 #pragma once
-// Tensor: a strided view (dtype, sizes, strides, storage offset) of a Storage on the host or one
+// @brief Tensor: a strided view (dtype, sizes, strides, storage offset) of a Storage on the host or one
 // CUDA device — the small tensor the other layers and the tests need, not a tensor library.
 //
 // Streams: every method that copies or launches takes an optional stream; left out, it is the

@@ -1,5 +1,5 @@
 #pragma once
-// GEMMs through TunableOp: each distinct GemmKey is tuned once (when tuning is on) and runs its
+// @brief GEMMs through TunableOp: each distinct GemmKey is tuned once (when tuning is on) and runs its
 // fastest implementation from then on. See Note [TunableOp's hot path] in src/tunable/gemm.cpp.
 //
 //   cudakit::tunable::GemmArgs g;
@@ -37,7 +37,10 @@ struct GemmArgs {
   const void* b = nullptr;
   void* c = nullptr;                // C input (when beta != 0) and D output, ldc apart
   const void* bias = nullptr;       // m elements of c_type, for epilogues with a bias
-  // ScaledGemm: device pointers to one float each, 16-byte aligned (kScaleAlignment).
+  // ScaledGemm: device pointers to float32 scales, 16-byte aligned (kScaleAlignment): one float
+  // each for ScaleMode::scalar (the key's scale_a_mode / scale_b_mode), else
+  // scale_elements(mode, rows, k) floats in the layout of Note [FP8 scale modes]
+  // (src/tunable/gemm_key.cpp): A's rows are m, B's n. D = alpha * (scale_a . A)(scale_b . B).
   const float* scale_a = nullptr;
   const float* scale_b = nullptr;
   double alpha = 1;
@@ -47,6 +50,10 @@ struct GemmArgs {
 // Runs the GEMM: its tuned solution when one is known, else (tuning on) tunes it first, else
 // (or while the stream is capturing a graph) Default, recording the key as untuned when
 // record_untuned is on.
+// @param args the key and the operands' device pointers (on the current device)
+// @param stream the GEMM is queued on `stream` (default: the current stream) and gemm() returns
+//   before it finishes; a first call of a new key with tuning on tunes it first, on its own
+//   operands, and synchronizes `stream` while it does (tune()).
 // @throws InvalidArgumentError for an invalid key (naming the field) or missing pointers;
 // CublasError (status() the cublasStatus_t) when cuBLAS or cuBLASLt fails.
 void gemm(const GemmArgs& args, OptionalStream stream = {});
@@ -54,6 +61,10 @@ void gemm(const GemmArgs& args, OptionalStream stream = {});
 // Runs one named solution, without tuning or looking anything up (tests, benchmarks).
 // @throws InvalidArgumentError when the solution does not apply to the key here (a cuBLASLt
 // configuration cublasLtMatmulAlgoCheck rejects, a GEMV for a shape it does not handle).
+// @param args the key and the operands' device pointers
+// @param solution the solution to run (Solution::parse of a results file's name, for one)
+// @param stream the GEMM is queued on `stream` (default: the current stream); the call returns
+//   before it finishes
 void gemm_with_solution(const GemmArgs& args, const Solution& solution, OptionalStream stream = {});
 
 // The key gemm() would use for `args` on `stream` (workspace, alignment and SM count filled in).
@@ -75,6 +86,10 @@ struct TuningReport {
 // Tunes `key` on the current device with operands of its own (random values in [-1, 1]), records
 // the result (and appends it to the results file when one is set), and reports what it timed.
 // Used by gemm() on a new key, by offline tuning, and by benchmarks.
+// @param key the GEMM to tune (complete_key() fills what a caller leaves out)
+// @param stream the candidates run on `stream`, timed by events there; tune() synchronizes it
+//   and returns when the tuning has finished
+// @throws InvalidArgumentError for an invalid key (naming the field)
 [[nodiscard]] TuningReport tune(const GemmKey& key, OptionalStream stream = {});
 
 }  // namespace cudakit::tunable

@@ -1,5 +1,5 @@
 #pragma once
-// TuningOptions: how TunableOp behaves, with the CUDAKIT_TUNABLEOP_* variables that mirror
+// @brief TuningOptions: how TunableOp behaves, with the CUDAKIT_TUNABLEOP_* variables that mirror
 // PyTorch's PYTORCH_TUNABLEOP_* ones (same names after the prefix, same grammar: 0/1 switches,
 // integers, file names with an optional %d for the device ordinal).
 

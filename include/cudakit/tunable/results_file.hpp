@@ -1,5 +1,5 @@
 #pragma once
-// The results file, in PyTorch TunableOp's CSV grammar:
+// @brief The results file, in PyTorch TunableOp's CSV grammar:
 //   Validator,CUDAKIT_VERSION,0.1.0          (one line per validator: what the results depend on)
 //   ...
 //   GemmTunableOp_BFloat16_TN,tn_4096_16_4096_ld_...,Lt_a66_t..._g0,0.0123   (OpName,ParamsSignature,Solution,Time in ms)

@@ -1,5 +1,5 @@
 #pragma once
-// Solution: which implementation of a GEMM a result names, as the Solution field of a results
+// @brief Solution: which implementation of a GEMM a result names, as the Solution field of a results
 // file writes it:
 //   Default                                   cuBLAS's own choice (see gemm.hpp)
 //   Lt_a{algo}_t{tile}_s{stages}_k{splitk}_r{reduction}_w{swizzle}_c{custom}_i{inner}_g{cluster}

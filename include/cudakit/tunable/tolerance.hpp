@@ -1,5 +1,5 @@
 #pragma once
-// How far a candidate's GEMM result may be from Default's and still count as the same answer.
+// @brief How far a candidate's GEMM result may be from Default's and still count as the same answer.
 // See Note [GEMM tolerance] in src/tunable/tolerance.cpp.
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// torch.cuda.tunable's functions, for cudakit's TunableOp. The state they set is per process
+// @brief torch.cuda.tunable's functions, for cudakit's TunableOp. The state they set is per process
 // (shared by all threads, as torch's tuning context); results are kept per device. Every
 // function is thread-safe. The initial settings come from CUDAKIT_TUNABLEOP_* (options.hpp).
 
@@ -57,6 +57,13 @@ void write_file_on_exit(bool on);
 // `results_filename` (a per-device pattern; empty: the FILENAME option's, and none when that is
 // empty too). Returns how many keys were tuned.
 // `progress(done, total)` is called after each key. Malformed lines are reported and skipped.
+// Stream ordering: each key is tuned by tune() on the current stream of the device, which it
+// synchronizes; the call returns when every key has been tuned and written.
+// @param untuned_filename a file of untuned keys, as record_untuned writes them
+// @param results_filename where results go (see above)
+// @param progress called with (keys done, keys in all) after each key; may be empty
+// @return how many keys were tuned
+// @throws StateError when there is no CUDA device to tune on
 int tune_gemm_in_file(const std::string& untuned_filename, const std::string& results_filename = "",
                       const std::function<void(int, int)>& progress = {});
 // The same over `devices` GPUs (0: all), one thread per device, each tuning its share of the keys

@@ -1,5 +1,5 @@
 #pragma once
-// The tuning loop's decisions: how candidates are timed (warm-up, rounds, budgets), which are
+// @brief The tuning loop's decisions: how candidates are timed (warm-up, rounds, budgets), which are
 // rejected early, and when the fastest replaces Default. See Note [Tuning rounds] in
 // src/tunable/tuning_loop.cpp. The times come from a CandidateTimer: CUDA events around the
 // candidate's launches on a GPU (src/tunable/event_timer), any deterministic source elsewhere.

@@ -21,7 +21,8 @@ namespace cudakit::graphs::detail {
 // (torch's cudaMallocMaybeCapturing does the same). A captured cudaMalloc is safe: it is not a
 // stream operation, and the memory is not freed before the graph is gone (the pool is released
 // only after the graph is destroyed). Expandable segments are not used in graph pools: mapping
-// memory mid-capture has no such exemption.
+// memory mid-capture has no such exemption. A lease holds its pool (CachingAllocator::hold_pool):
+// See Note [A graph's pool keeps its free memory] in src/memory/detail/memory_supply.hpp.
 class GraphPoolLease {
  public:
   // The lease on `pool` of `device` ({}: a new pool), shared with graphs that hold it already.

@@ -21,7 +21,7 @@ struct [[gnu::visibility("hidden")]] ExternalHolds {
   const Engine& e() const noexcept { return static_cast<const Engine&>(*this); }
 
   // Note [External holds]
-  // A block exported to another process (memory/ipc_memory_export.hpp) must outlive the
+  // A block exported to another process (memory/ipc/ipc_memory_export.hpp) must outlive the
   // exporter's free until every importer has closed it, or the allocator would hand memory the
   // importer still reads and writes to a new allocation. add_external_hold() moves the block
   // out of the shard's `live` map into `held`; deallocate() looks in `held` only when `live`

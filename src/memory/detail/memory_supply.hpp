@@ -56,6 +56,18 @@ namespace cudakit::memory::detail {
 // free-and-retry before an out-of-memory error releases anything (torch skips both during
 // capture too); the error says so.
 
+// Note [A graph's pool keeps its free memory]
+// A graph's kernels keep the addresses they were captured with. Memory a capture allocated and
+// freed again before it ended (a cuBLAS or cuBLASLt workspace, a GEMV's partial sums, any
+// temporary) is free in the graph's pool, yet every replay writes and reads it. Returning it to
+// the driver (empty_cache(), which cudakit.graph and torch.cuda.graph call before each capture;
+// the free-and-retry before an out-of-memory error; the garbage-collection threshold) would leave
+// the graph's kernels working on freed memory, or on memory handed to someone else: the replays
+// fault ("unspecified launch failure") or corrupt other data. So a pool that graphs hold
+// (hold_pool, by their GraphPoolLease) keeps its cached memory until the last hold goes; then
+// release_pool or the next empty_cache() returns it. torch does the same: its emptyCache frees a
+// private pool's blocks only once no graph uses the pool (graph_pools_freeable).
+
 // See Note [Growing ahead].
 inline constexpr std::uint64_t kGrowthStreak = 64;           // allocations between growths in a streak
 inline constexpr std::size_t kAheadFractionFilling = 8;      // ahead at most mapped / 8 while filling,
@@ -285,9 +297,12 @@ struct [[gnu::visibility("hidden")]] MemorySupply {
     }
   }
 
+  // Every pool's cached memory but that of pools graphs hold (See Note [A graph's pool keeps its
+  // free memory]).
   void release_all_cached() {
     e().sync_all.fetch_add(1);
     e().for_each_shard([&](Shard& s) {
+      if (s.pool->held()) return;
       std::lock_guard lock(s.lock);
       release_cached(s, true);
     });

@@ -1,5 +1,6 @@
 #include "memory/detail/oom_observers.hpp"
 
+#include <climits>
 #include <exception>
 
 #include "cudakit/core/detail/concat.hpp"
@@ -9,15 +10,13 @@ namespace cudakit::memory::detail {
 
 std::uint64_t OomObservers::attach(OutOfMemoryObserver observer) {
   if (!observer) throw InvalidArgumentError("CachingAllocator::attach_oom_observer", "the observer is an empty function");
-  std::lock_guard lock(mutex_);
-  const std::uint64_t id = next_id_++;
-  observers_.emplace_back(id, std::move(observer));
-  return id;
+  return static_cast<std::uint64_t>(observers_.add(std::move(observer)));
 }
 
 void OomObservers::detach(std::uint64_t id) {
-  std::lock_guard lock(mutex_);
-  if (std::erase_if(observers_, [&](const auto& entry) { return entry.first == id; }) == 0) {
+  // ListenerSet's ids are ints from 1; any other id names no observer.
+  const bool known = id >= 1 && id <= static_cast<std::uint64_t>(INT_MAX);
+  if (!known || observers_.remove(static_cast<int>(id)) == nullptr) {
     throw InvalidArgumentError("CachingAllocator::detach_oom_observer",
                                cudakit::detail::concat("no out-of-memory observer is attached with id ", id));
   }
@@ -30,14 +29,9 @@ void OomObservers::notify(OutOfMemoryInfo& info, std::string& report) const {
     Scope() { t_notifying = true; }
     ~Scope() { t_notifying = false; }
   } scope;
-  std::vector<OutOfMemoryObserver> observers;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& [id, observer] : observers_) observers.push_back(observer);
-  }
   const std::string message = report;  // observers see the report without each other's failures
   info.report = message;
-  for (const OutOfMemoryObserver& observe : observers) {
+  observers_.for_each([&](const OutOfMemoryObserver& observe) {
     try {
       observe(info);
     } catch (const std::exception& e) {
@@ -45,7 +39,7 @@ void OomObservers::notify(OutOfMemoryInfo& info, std::string& report) const {
     } catch (...) {
       report += " An out-of-memory observer threw an exception that is not a std::exception.";
     }
-  }
+  });
 }
 
 }  // namespace cudakit::memory::detail

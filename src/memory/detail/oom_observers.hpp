@@ -1,13 +1,12 @@
 #pragma once
 // OomObservers: the functions an allocator calls before it throws OutOfMemoryError
-// (CachingAllocator::attach_oom_observer).
+// (CachingAllocator::attach_oom_observer), kept in core's one observer mechanism (ListenerSet,
+// See Note [Listener snapshots]).
 
 #include <cstdint>
-#include <mutex>
 #include <string>
-#include <utility>
-#include <vector>
 
+#include "cudakit/core/detail/listener_set.hpp"
 #include "cudakit/memory/out_of_memory_observer.hpp"
 
 namespace cudakit::memory::detail {
@@ -16,7 +15,8 @@ class [[gnu::visibility("hidden")]] OomObservers {
  public:
   // @throws InvalidArgumentError for an empty function.
   std::uint64_t attach(OutOfMemoryObserver observer);
-  // @throws InvalidArgumentError for an id that is not attached.
+  // After it returns, the observer is not called again (from inside an observer: after that
+  // call). @throws InvalidArgumentError for an id that is not attached.
   void detach(std::uint64_t id);
   // Calls the observers (no allocator lock may be held) with `info` and `report`; what they
   // throw is added to `report`. An allocation that fails inside an observer notifies no one:
@@ -24,9 +24,7 @@ class [[gnu::visibility("hidden")]] OomObservers {
   void notify(OutOfMemoryInfo& info, std::string& report) const;
 
  private:
-  mutable std::mutex mutex_;
-  std::vector<std::pair<std::uint64_t, OutOfMemoryObserver>> observers_;
-  std::uint64_t next_id_ = 1;
+  cudakit::detail::ListenerSet<OutOfMemoryObserver> observers_;
 };
 
 }  // namespace cudakit::memory::detail

@@ -32,6 +32,16 @@ struct [[gnu::visibility("hidden")]] Pool {
   std::vector<Shard*> lenders;  // under lenders_lock
   std::size_t lenders_cursor = 0;  // under lenders_lock
   bool released = false;
+  // Users whose work still reads the pool's free memory (graphs captured into it): while there
+  // are any, only release_pool returns its cached memory. See Note [A graph's pool keeps its
+  // free memory] in memory_supply.hpp.
+  std::atomic<int> holds{0};
+  [[nodiscard]] bool held() const noexcept { return holds.load(std::memory_order_acquire) > 0; }
+  void release_hold() noexcept {  // never below zero: a hold released twice is ignored
+    int n = holds.load(std::memory_order_acquire);
+    while (n > 0 && !holds.compare_exchange_weak(n, n - 1, std::memory_order_acq_rel)) {
+    }
+  }
 };
 
 // What the per-process memory fraction lets `pool` reserve.

@@ -1,14 +1,15 @@
 #pragma once
 // SegmentObservers: the functions an allocator calls as its segments are mapped and unmapped
 // (CachingAllocator::attach_segment_observer; See Note [Segment observers' locks] in
-// memory/segment_observer.hpp).
+// memory/segment_observer.hpp), kept in core's one observer mechanism (ListenerSet, See Note
+// [Listener snapshots]).
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
-#include <utility>
-#include <vector>
 
+#include "cudakit/core/detail/listener_set.hpp"
 #include "cudakit/memory/segment_observer.hpp"
 
 namespace cudakit::memory::detail {
@@ -22,13 +23,14 @@ class [[gnu::visibility("hidden")]] SegmentObservers {
   void detach(std::uint64_t id);
   // Whether anyone listens: one relaxed load, for the allocator's paths.
   [[nodiscard]] bool any() const noexcept { return count_.load(std::memory_order_relaxed) != 0; }
-  // Calls every observer (or only `only`'s, when not 0) with `event`; what they throw is logged.
+  // Calls every observer (or only `only`'s, when not 0) with `event`, one notification at a
+  // time; what they throw is logged.
   void notify(const SegmentEvent& event, std::uint64_t only = 0) const noexcept;
 
  private:
-  mutable std::mutex mutex_;
-  std::vector<std::pair<std::uint64_t, SegmentObserver>> observers_;
-  std::uint64_t next_id_ = 1;
+  cudakit::detail::ListenerSet<SegmentObserver> observers_;
+  // Serializes notifications (Note [Segment observers' locks]); add and remove do not take it.
+  mutable std::mutex notify_mutex_;
   std::atomic<std::size_t> count_{0};
 };
 

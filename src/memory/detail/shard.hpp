@@ -17,6 +17,7 @@
 #include "memory/detail/held_blocks.hpp"
 #include "memory/detail/pending_frees.hpp"
 #include "memory/detail/pointer_map.hpp"
+#include "memory/detail/recent_blocks.hpp"
 #include "memory/detail/spin_lock.hpp"
 #include "memory/detail/stat_counters.hpp"
 #include "memory/detail/stream_marks.hpp"
@@ -82,8 +83,8 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   bool local = false;
   std::size_t ledger_slot = 0;
   std::uint32_t changes_since_grant = 0;
-  // See Note [Recently freed block] in caching_allocator.cpp.
-  Block* recent = nullptr;
+  // See Note [Recently freed blocks] in caching_allocator.cpp.
+  RecentBlocks recent;
   // See Note [Active mirrors allocated] in caching_allocator.cpp.
   bool active_mirrors_allocation = true;
   // See Note [Growing ahead] in caching_allocator.cpp.

@@ -21,7 +21,7 @@
 #include "cudakit/nccl/communicator_options.hpp"
 #include "cudakit/nccl/flight_recorder.hpp"
 #include "cudakit/nccl/registered_segment.hpp"
-#include "cudakit/nccl/store.hpp"
+#include "cudakit/nccl/store/store.hpp"
 #include "cudakit/nccl/validation.hpp"
 
 namespace cudakit::nccl::detail {
@@ -53,7 +53,10 @@ struct CommunicatorState {
   // timeout (then aborts). @throws NcclError naming `what`.
   void wait_ready(const std::string& what);
   // Starts watching operation `seq`, just enqueued on `stream` (nothing when it is capturing).
-  void watch(std::uint64_t seq, const std::string& op, StreamRef stream);
+  // `capture`: the stream's capture status where the caller has just asked it (issue does);
+  // left out, it is asked here.
+  void watch(std::uint64_t seq, const std::string& op, StreamRef stream,
+             std::optional<cudaStreamCaptureStatus> capture = std::nullopt);
   // Records `text` as the communicator's error (the first one stays), logs it, and aborts.
   void fail(int nccl_result, const std::string& operation, const std::string& text);
   // Whether an error was recorded or the communicator aborted.

@@ -5,16 +5,23 @@
 #include <nccl.h>
 
 #include <string>
+#include <string_view>
 
-#include "cudakit/core/detail/nccl_api.hpp"
+#include "cudakit/nccl/detail/nccl_api.hpp"
 
 namespace cudakit::nccl::detail {
 
 // The NCCL table, loaded. @throws StateError naming `api` and why NCCL is not available.
 const cudakit::detail::NcclApi& loaded_nccl(const char* api);
 
-// Throws NcclError for a failed `result` (ncclInProgress counts as success).
-void check_nccl(ncclResult_t result, const char* api, int rank, const std::string& operation);
+// Throws NcclError for a failed `result` (ncclInProgress counts as success). The operation's
+// name becomes a string on the failure path only: this check runs at every group start.
+[[noreturn, gnu::cold]] void throw_nccl_error(ncclResult_t result, const char* api, int rank,
+                                             std::string_view operation);
+inline void check_nccl(ncclResult_t result, const char* api, int rank, std::string_view operation) {
+  if (result != ncclSuccess && result != ncclInProgress) [[unlikely]]
+    throw_nccl_error(result, api, rank, operation);
+}
 
 // Note [Groups end on every path]
 // ncclGroupStart opens a group in NCCL's thread-local state; an error thrown between it and

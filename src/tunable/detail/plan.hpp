@@ -28,6 +28,9 @@ struct Plan {
 // @throws InvalidArgumentError when the solution does not run for the key here.
 [[nodiscard]] Plan make_plan(const GemmKey& key, const Solution& solution);
 
+// Bytes of a scale of `mode` for an operand of `rows` x k (float32 elements, scale_elements).
+[[nodiscard]] std::size_t scale_bytes(ScaleMode mode, std::int64_t rows, std::int64_t k);
+
 // The byte ranges the GEMM of `args` touches (a, b, c, bias, the two scales; absent ones empty),
 // for the trace hooks.
 [[nodiscard]] std::array<MemoryAccess, 6> gemm_accesses(const GemmArgs& args);

@@ -9,12 +9,12 @@
 #include <thread>
 #include <vector>
 
-#include "cudakit/core/detail/cufile_api.hpp"
+#include "cudakit/gds/detail/cufile_api.hpp"
 #include "cudakit/core/detail/cupti_api.hpp"
 #include "cudakit/core/detail/library_table.hpp"
-#include "cudakit/core/detail/nccl_api.hpp"
+#include "cudakit/nccl/detail/nccl_api.hpp"
 #include "cudakit/core/detail/nvml_api.hpp"
-#include "cudakit/core/detail/nvrtc_api.hpp"
+#include "cudakit/jiterator/detail/nvrtc_api.hpp"
 
 namespace cudakit::detail {
 namespace {

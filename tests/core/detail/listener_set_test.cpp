@@ -7,7 +7,7 @@
 #include <functional>
 #include <thread>
 
-#include "core/detail/listener_set.hpp"
+#include "cudakit/core/detail/listener_set.hpp"
 
 namespace cudakit::detail {
 namespace {

@@ -1,6 +1,7 @@
 #pragma once
-// Library tables: the one way cudakit reaches an optional library (CUPTI, NVRTC, NCCL, cuFile,
-// NVML). See Note [Optional library tables].
+// Library tables: the one way cudakit reaches an optional library: core's own (CUPTI, NVML) and
+// those of the layers above, each in its layer (NVRTC in jiterator, NCCL in nccl, cuFile in gds).
+// See Note [Optional library tables].
 
 #include <span>
 #include <string>

@@ -1,0 +1,32 @@
+#pragma once
+// @brief FileStore: a store in a directory of a filesystem every rank sees (NFS, Lustre, a local
+// directory for one host): one file per key, written whole and renamed into place, so that a
+// reader sees a value complete or not at all; add() takes an flock() on the key's lock file.
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "cudakit/nccl/store/store.hpp"
+
+namespace cudakit::nccl {
+
+class FileStore final : public Store {
+ public:
+  // Uses (and creates) `directory`. @throws NcclError when it cannot be created.
+  FileStore(std::filesystem::path directory, int rank, std::chrono::milliseconds timeout);
+
+  void set(const std::string& key, const std::string& value) override;
+  [[nodiscard]] std::string get(const std::string& key) override;
+  std::int64_t add(const std::string& key, std::int64_t delta) override;
+  [[nodiscard]] bool check(std::span<const std::string> keys) override;
+  void wait(std::span<const std::string> keys, std::chrono::milliseconds timeout) override;
+  using Store::wait;
+  [[nodiscard]] std::string address() const override;
+
+ private:
+  [[nodiscard]] std::filesystem::path path_of(const std::string& key) const;
+  std::filesystem::path directory_;
+};
+
+}  // namespace cudakit::nccl
