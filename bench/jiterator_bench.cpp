@@ -303,6 +303,9 @@ int cold_child(const char* dir) {
   emit("cold_nvrtc_compile_ms_one", info.compile_ms, "ms");
   emit("cold_nvrtc_cubin_ms_one", info.cubin_ms, "ms");
   emit("cold_disk_write_ms_one", info.disk_ms, "ms");
+  emit("cold_nvrtc_open_ms_one", info.nvrtc_open_ms, "ms");  // with its read-ahead (Note [Reading NVRTC ahead])
+  emit("cold_nvrtc_read_ahead_mb_one", static_cast<double>(info.nvrtc_read_ahead_bytes) / 1e6, "MB");
+  emit("cold_module_load_ms_one", info.load_ms, "ms");
   emit("cold_rest_ms_one", total - info.compile_ms - info.cubin_ms - info.disk_ms, "ms");  // NVRTC's load, module load, launch
   const auto [warm_nvrtc, info2] = first_call(jit::create_jit_fn(
       "template <typename T> T axpy2(T x, T y, T alpha) { return alpha * x + y; }", {{"alpha", 2.0f}}));

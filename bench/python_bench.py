@@ -6,7 +6,10 @@ allocation), and the call overhead of bound functions. Prints one JSON line per 
 {"bench": "python", "impl": "cudakit", "case", "value", "unit", "peer", "peer_value"} (and the
 peer's own line), then a table of cudakit against each peer; bench/report.py reads the lines.
 
-    PYTHONPATH=build-python python3 bench/python_bench.py
+    PYTHONPATH=build-python python3 bench/python_bench.py [--calls]
+
+--calls: the per-call rows alone (DLPack, bound calls), without the allocator's processes and the
+workloads (a minute instead of several).
 """
 
 import json
@@ -17,6 +20,7 @@ import sys
 import time
 
 ROUNDS = 7
+BOUND_CALL_TARGET_US = 0.1
 ALLOCATION_PROCESSES = 7  # of each kind, for torch.empty + del (allocations())
 # A process runs at the machine's full speed when its pure-Python loop is within this factor of
 # the fastest such loop of the run (Note [A process's own speed]).
@@ -33,6 +37,29 @@ def per_op_us(fn, n):
             fn()
         samples.append((time.perf_counter() - start) / n * 1e6)
     return statistics.median(samples)
+
+
+def paired_us(fn, peer_fn, n, rounds=21):
+    """Medians of the mean time of `n` calls of `fn` and of `peer_fn`, in microseconds, their rounds
+    alternated (Note [Two exchanges timed in turns])."""
+    fn()
+    peer_fn()
+    ours, theirs = [], []
+    for _ in range(rounds):
+        for f, samples in ((fn, ours), (peer_fn, theirs)):
+            start = time.perf_counter()
+            for _ in range(n):
+                f()
+            samples.append((time.perf_counter() - start) / n * 1e6)
+    return statistics.median(ours), statistics.median(theirs)
+
+
+# Note [Two exchanges timed in turns]
+# On 2026-12-04 (c40a480, H200) one process timed torch.from_dlpack of the same CuPy array at 7.06,
+# 7.48 and 11.1 us in three places of the run, seconds apart: the process's speed drifts (Note [A
+# process's own speed]) by more than the gap between two producers. An exchange and its peer are
+# therefore timed in alternate rounds of a few thousand calls, so a slow phase of the process
+# falls on both, and each side's median is taken.
 
 
 # The pluggable path's floor: a cache that does next to nothing (bench/torch/pass_through_cache.cpp),
@@ -226,42 +253,10 @@ def allocations(kinds, processes=ALLOCATION_PROCESSES):
     return {kind: summary(values) for kind, values in figures.items()}
 
 
-def main():
-    import cudakit
-    import torch
-
-    a = cudakit.zeros([1024])
-    t = torch.zeros(1024, device="cuda")
-    try:
-        import cupy
-        c = cupy.zeros(1024, dtype=cupy.float32)
-    except ImportError:
-        cupy = None
-        print("python_bench: no CuPy: the DLPack rows have no peer", file=sys.stderr)
-
-    # (case, cudakit's figure, the peer's name, the peer's figure): one exchange per call, the
-    # capsule and the consumer's object made and dropped.
-    cases = [
-        ("DLPack into torch: torch.from_dlpack(x), x cudakit's (peer: CuPy's)",
-         per_op_us(lambda: torch.from_dlpack(a), 20000),
-         "cupy", per_op_us(lambda: torch.from_dlpack(c), 20000) if cupy else None),
-        ("DLPack out of torch: from_dlpack(torch tensor) into cudakit (peer: into CuPy)",
-         per_op_us(lambda: cudakit.from_dlpack(t), 20000),
-         "cupy", per_op_us(lambda: cupy.from_dlpack(t), 20000) if cupy else None),
-    ]
-    from cudakit.torch import from_torch, to_torch
-    cases += [
-        ("DLPack into torch, fast: cudakit.torch.to_torch(x) (peer: torch.from_dlpack of CuPy's)",
-         per_op_us(lambda: to_torch(a), 20000),
-         "cupy", per_op_us(lambda: torch.from_dlpack(c), 20000) if cupy else None),
-        ("DLPack out of torch, fast: cudakit.torch.from_torch(t) (peer: cupy.from_dlpack(t))",
-         per_op_us(lambda: from_torch(t), 20000),
-         "cupy", per_op_us(lambda: cupy.from_dlpack(t), 20000) if cupy else None),
-    ]
-    if cupy:
-        cases.append(("DLPack out of CuPy: from_dlpack(cupy array) into cudakit (peer: into torch)",
-                      per_op_us(lambda: cudakit.from_dlpack(c), 20000),
-                      "torch", per_op_us(lambda: torch.from_dlpack(c), 20000)))
+def allocation_and_workload_cases():
+    """The rows of torch.empty + del under each allocator and of the training and serving workloads,
+    each in processes of their own."""
+    cases = []
     kinds = ["cudakit", "torch"] + (["pass_through"] if os.path.exists(PASS_THROUGH_CACHE) else [])
     if len(kinds) == 2:
         print(f"python_bench: no {PASS_THROUGH_CACHE}: the pluggable path's floor is not measured",
@@ -292,6 +287,66 @@ def main():
                       mine["ms"], "torch", theirs["ms"], "ms"))
         cases.append((f"{unit_name}: peak reserved (peer: torch's own)",
                       mine["peak_reserved"] / 2**20, "torch", theirs["peak_reserved"] / 2**20, "MiB"))
+    return cases
+
+
+def main(quick=False):
+    import cudakit
+    import torch
+
+    a = cudakit.zeros([1024])
+    t = torch.zeros(1024, device="cuda")
+    try:
+        import cupy
+        c = cupy.zeros(1024, dtype=cupy.float32)
+    except ImportError:
+        cupy = None
+        print("python_bench: no CuPy: the DLPack rows have no peer", file=sys.stderr)
+
+    # (case, cudakit's figure, the peer's name, the peer's figure): one exchange per call, the
+    # capsule and the consumer's object made and dropped; each pair timed in turns (Note [Two
+    # exchanges timed in turns]).
+    def pair(case, fn, peer, peer_fn, n=5000):
+        if peer_fn is None:
+            return (case, per_op_us(fn, n), peer, None)
+        ours, theirs = paired_us(fn, peer_fn, n)
+        return (case, ours, peer, theirs)
+
+    from cudakit.torch import from_torch, to_torch
+    cases = [
+        pair("DLPack into torch: torch.from_dlpack(x), x cudakit's (peer: CuPy's)",
+             lambda: torch.from_dlpack(a), "cupy", (lambda: torch.from_dlpack(c)) if cupy else None),
+        pair("DLPack out of torch: from_dlpack(torch tensor) into cudakit (peer: into CuPy)",
+             lambda: cudakit.from_dlpack(t), "cupy", (lambda: cupy.from_dlpack(t)) if cupy else None),
+        pair("DLPack into torch, fast: cudakit.torch.to_torch(x) (peer: torch.from_dlpack of CuPy's)",
+             lambda: to_torch(a), "cupy", (lambda: torch.from_dlpack(c)) if cupy else None),
+        pair("DLPack out of torch, fast: cudakit.torch.from_torch(t) (peer: cupy.from_dlpack(t))",
+             lambda: from_torch(t), "cupy", (lambda: cupy.from_dlpack(t)) if cupy else None),
+    ]
+    if cupy:
+        cases.append(pair("DLPack out of CuPy: from_dlpack(cupy array) into cudakit (peer: into torch)",
+                          lambda: cudakit.from_dlpack(c), "torch", lambda: torch.from_dlpack(c)))
+        # torch.from_dlpack's parts, each beside CuPy's (what the first row is made of): the
+        # producer's two calls as torch makes them, and torch's import of the capsule.
+        stream = 1 if torch.cuda.current_stream().cuda_stream == 0 else torch.cuda.current_stream().cuda_stream
+        asked = {"max_version": (1, 0), "stream": stream}
+        try:
+            c.__dlpack__(**asked)
+        except TypeError:  # a CuPy before DLPack 1.0: torch asks it again without max_version
+            asked = {"stream": stream}
+        cases += [
+            pair("DLPack into torch, part: x.__dlpack_device__() (peer: CuPy's)",
+                 a.__dlpack_device__, "cupy", c.__dlpack_device__, 20000),
+            pair("DLPack into torch, part: x.__dlpack__(max_version=(1, 0), stream=torch's), capsule dropped "
+                 "(peer: CuPy's)", lambda: a.__dlpack__(max_version=(1, 0), stream=stream), "cupy",
+                 lambda: c.__dlpack__(**asked), 20000),
+            pair("DLPack into torch, part: torch._C._from_dlpack(x.__dlpack__(...)) and del (peer: CuPy's)",
+                 lambda: torch._C._from_dlpack(a.__dlpack__(max_version=(1, 0), stream=stream)), "cupy",
+                 lambda: torch._C._from_dlpack(c.__dlpack__(**asked)), 20000),
+        ]
+    if not quick:
+        cases += allocation_and_workload_cases()
+    limits = []  # rows with a ceiling: (case, ours, peer, theirs, ceiling's name, ceiling)
     cases.append(("a bound function that does nothing (peer: torch._C._cuda_isInBadFork)",
                   per_op_us(cudakit._cudakit._noop, 200000), "torch", per_op_us(torch._C._cuda_isInBadFork, 200000)))
     cases.append(("current_device()", per_op_us(cudakit.current_device, 200000),
@@ -301,6 +356,16 @@ def main():
                   "torch", per_op_us(torch.cuda.get_sync_debug_mode, 200000)))
     cases.append(("is_initialized()", per_op_us(cudakit.is_initialized, 200000),
                   "torch", per_op_us(torch.cuda.is_initialized, 200000)))
+    # The target: a bound call at most BOUND_CALL_TARGET_US over the C++ call it makes (Note [A bound
+    # call over its C++ call] in python/src/module.cpp), beside torch's bound call that does nothing
+    # (its binding's own cost, as its C++ call is empty).
+    torch_floor = per_op_us(torch._C._cuda_isInBadFork, 200000)
+    for name in ("current_device", "get_sync_debug_mode", "is_initialized"):
+        bound = per_op_us(getattr(cudakit, name), 200000)
+        cpp = statistics.median(cudakit._cudakit._cpp_call_us(name, 200000) for _ in range(ROUNDS))
+        limits.append((f"{name}(): the bound call over its C++ call (peer: torch._C._cuda_isInBadFork, torch's "
+                       "bound call that does nothing)", bound - cpp, "torch", torch_floor,
+                       f"target: {BOUND_CALL_TARGET_US} us over the C++ call", BOUND_CALL_TARGET_US))
     region = cudakit.graph_annotations.mark_kernels("bench")
 
     def enter_exit():
@@ -317,11 +382,16 @@ def main():
                   "torch", None if torch_marks is None else per_op_us(torch_enter_exit, 200000)))
 
     cases = [c if len(c) == 5 else (*c, "us") for c in cases]
+    ceilings = {case: (limit, limit_value) for case, _, _, _, limit, limit_value in limits}
+    cases += [(case, ours, peer, theirs, "us") for case, ours, peer, theirs, _, _ in limits]
     for case, ours, peer, theirs, unit in cases:
         if ours is None:
             continue
-        print(json.dumps({"bench": "python", "impl": "cudakit", "case": case, "value": ours, "unit": unit,
-                          "peer": peer if theirs is not None else None, "peer_value": theirs}), flush=True)
+        line = {"bench": "python", "impl": "cudakit", "case": case, "value": ours, "unit": unit,
+                "peer": peer if theirs is not None else None, "peer_value": theirs}
+        if case in ceilings:
+            line["limit"], line["limit_value"] = ceilings[case]
+        print(json.dumps(line), flush=True)
         if theirs is not None:
             print(json.dumps({"bench": "python", "impl": peer, "case": case, "value": theirs, "unit": unit}),
                   flush=True)
@@ -341,4 +411,4 @@ if __name__ == "__main__":
     elif sys.argv[1:2] == ["--workload"]:
         workload_child(sys.argv[2], sys.argv[3])
     else:
-        main()
+        main(quick=sys.argv[1:2] == ["--calls"])

@@ -465,7 +465,7 @@ def area_python(out, plots):
     for r in lines:
         if "value" in r and "case" in r and r.get("impl") == "cudakit":
             rows.append(row(r["case"], r.get("unit", ""), r["value"], r.get("peer"), r.get("peer_value"),
-                            r.get("unit", "").endswith("/s"), noise=0.1))
+                            r.get("unit", "").endswith("/s"), r.get("limit"), r.get("limit_value"), noise=0.1))
     return rows or None
 
 

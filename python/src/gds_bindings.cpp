@@ -195,6 +195,9 @@ void bind_gds(nb::module_& m) {
             d["buffers_per_thread"] = t.buffers_per_thread;
             d["alignment"] = t.alignment;
             d["page_cache_check"] = t.page_cache_check;
+            d["cold_reads"] = t.cold_reads == gds::ColdReads::direct     ? "direct"
+                              : t.cold_reads == gds::ColdReads::buffered ? "buffered"
+                                                                         : "auto";
             return d;
           })
       .def("last_io", &GdsFile::last_io, "The last completed call's IoReport.")

@@ -2,8 +2,10 @@
 line), the package is marked typed (PEP 561) and the extension has its stubs, which name the
 functions the package uses."""
 
+import enum
 import inspect
 import pathlib
+import re
 import types
 
 import cudakit
@@ -55,3 +57,39 @@ def test_the_package_is_typed_and_the_extension_has_stubs():
     for name in ("class CUDAGraph", "def raw_cuda_graph", "def priority_range", "def ipc_handle",
                  "def get_sync_debug_mode", "def is_tf32_supported", "def current_blas_handle"):
         assert name in text, name
+
+
+def _stub_names(text):
+    """(scope, name) for every definition in a stub: ("", f) at module level, ("C", m) in class C."""
+    names, scope = set(), ""
+    for line in text.splitlines():
+        match = re.match(r"^( *)(?:async )?(?:def|class) (\w+)|^( *)(\w+)\s*[:=]", line)
+        if not match:
+            continue
+        indent, name = (match.group(1), match.group(2)) if match.group(2) else (match.group(3), match.group(4))
+        if indent == "":
+            names.add(("", name))
+            scope = name if line.startswith("class ") else ""
+        elif indent == "    " and scope:
+            names.add((scope, name))
+    return names
+
+
+def test_the_stubs_name_every_function_class_and_member_of_the_extension():
+    from cudakit import _cudakit
+
+    names = _stub_names((PACKAGE / "_cudakit.pyi").read_text())
+    missing = []
+    for name, obj in vars(_cudakit).items():
+        if name.startswith("__"):
+            continue
+        if ("", name) not in names:
+            missing.append(name)
+        if isinstance(obj, type) and not issubclass(obj, enum.Enum):
+            for member, value in vars(obj).items():
+                # The extension's own methods and properties (nanobind's), DLPack's dunders included.
+                own = type(value).__name__ in ("nb_method", "nb_func", "property", "nb_static_property")
+                if own and (not member.startswith("__") or member.startswith("__dlpack")) \
+                        and (name, member) not in names:
+                    missing.append(f"{name}.{member}")
+    assert missing == []

@@ -1,5 +1,6 @@
 #include "cudakit/gds/file_io_engine.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,7 +11,9 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -262,7 +265,83 @@ void finish_report(IoReport& report, const ByteCounts& counts, int threads, cons
   for (std::size_t i = 0; i < notes.size(); ++i) report.note += (i ? "; " : "") + notes[i];
 }
 
+// Note [Cold reads through the page cache]
+// O_DIRECT is not always the fastest way to read a file the page cache does not hold. On the lent
+// H200 machines (2026-12-02 and 12-04) the engine's O_DIRECT load ran at 99% of the disk's own
+// O_DIRECT read (1.61 of 1.63 GB/s), yet torch's single buffered read into pinned memory reached
+// 1.97 GB/s: that virtual disk serves the kernel's large read-ahead better than many direct
+// requests. So a load can read its cold chunks through the page cache, each asked of the kernel
+// (POSIX_FADV_WILLNEED) a round of threads before a thread reaches it, so that the disk sees large
+// requests while earlier chunks are copied. Which way wins depends on the disk, so by default
+// (ColdReads::automatic) the first load in the process with at least kMeasuredRounds rounds of
+// cold chunks on a file system (st_dev) measures both: two rounds O_DIRECT, two rounds buffered,
+// timed apart, the rest of the load and every later one on that file system the faster way.
+// CUDAKIT_GDS_COLD_READS=direct or buffered fixes it. Buffered reads leave the file in the page
+// cache, as torch's reads do; O_DIRECT does not.
+constexpr std::size_t kMeasuredRounds = 4;
+
+enum class ChunkRead : std::uint8_t { direct, buffered, read_ahead };
+
+std::mutex& cold_reads_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+// Per file system: whether buffered reads with read-ahead measured faster than O_DIRECT.
+std::map<dev_t, bool>& cold_reads_by_device() {
+  static std::map<dev_t, bool> decisions;
+  return decisions;
+}
+std::optional<dev_t> device_of(const EngineFile& file) {
+  struct stat info {};
+  if (::fstat(file.buffered_fd, &info) != 0) return std::nullopt;
+  return info.st_dev;
+}
+std::optional<bool> measured_cold_reads(const EngineFile& file) {
+  const std::optional<dev_t> device = device_of(file);
+  if (!device) return false;  // nothing to key a measurement on: O_DIRECT, as before
+  const std::lock_guard lock(cold_reads_mutex());
+  const auto found = cold_reads_by_device().find(*device);
+  return found == cold_reads_by_device().end() ? std::nullopt : std::optional<bool>(found->second);
+}
+void remember_cold_reads(const EngineFile& file, bool buffered_faster) {
+  if (const std::optional<dev_t> device = device_of(file)) {
+    const std::lock_guard lock(cold_reads_mutex());
+    cold_reads_by_device().emplace(*device, buffered_faster);
+  }
+}
+
+// Reads one chunk into `staging` as `how` says, then hands it to the copier.
+void read_chunk(const EngineFile& file, const Chunk& chunk, ChunkRead how, std::byte* staging, int slot,
+                StagingCopier& copier, const IoTuning& tuning, ByteCounts& counts, const char* api) {
+  copier.wait(slot);  // the buffer's previous copy must be done before it is refilled
+  const std::byte* payload = staging;
+  std::size_t got = 0;
+  if (how == ChunkRead::direct) {
+    const std::uint64_t begin = align_down(chunk.file_offset, tuning.alignment);
+    const std::uint64_t end = align_up(chunk.file_offset + chunk.bytes, tuning.alignment);
+    const std::size_t lead = static_cast<std::size_t>(chunk.file_offset - begin);
+    const std::size_t read = read_up_to(file.direct_fd, staging, static_cast<std::size_t>(end - begin), begin, file, "O_DIRECT");
+    got = read > lead ? std::min(read - lead, chunk.bytes) : 0;
+    payload = staging + lead;
+    counts.direct.fetch_add(got, std::memory_order_relaxed);
+  } else {
+    got = read_up_to(file.buffered_fd, staging, chunk.bytes, chunk.file_offset, file, "buffered");
+    counts.buffered.fetch_add(got, std::memory_order_relaxed);
+  }
+  if (got < chunk.bytes) {
+    throw IoError(0, api, concat("short read of ", file.path.string(), " at offset ", chunk.file_offset,
+                                 ": got ", got, " of ", chunk.bytes,
+                                 " bytes (the file shrank to ", file_size(file, api), " bytes?)"));
+  }
+  copier.copy_to_destination(chunk.memory, payload, chunk.bytes, slot);
+}
+
 }  // namespace
+
+void forget_cold_read_measurements() {
+  const std::lock_guard lock(cold_reads_mutex());
+  cold_reads_by_device().clear();
+}
 
 void check_within_file(const EngineFile& file, std::span<const IoSegment> segments, const char* api) {
   const std::uint64_t size = file_size(file, api);
@@ -287,35 +366,94 @@ IoReport engine_read(const EngineFile& file, std::span<const IoSegment> segments
   std::vector<bool> cached(chunks.size(), false);
   if (file.direct_fd >= 0 && tuning.page_cache_check) cached = cached_chunks(file, size, chunks);
 
+  // How each chunk is read: cold chunks as the tuning says, or as measured (Note [Cold reads
+  // through the page cache]); without O_DIRECT every chunk through the page cache, read ahead
+  // unless told otherwise.
+  std::vector<ChunkRead> how(chunks.size(), file.direct_fd < 0 && tuning.cold_reads != ColdReads::direct
+                                                ? ChunkRead::read_ahead
+                                                : ChunkRead::buffered);
+  std::vector<std::size_t> cold;
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    if (file.direct_fd >= 0 && !cached[i]) cold.push_back(i);
+  }
+  const int threads = static_cast<int>(std::min<std::size_t>(tuning.io_threads, std::max<std::size_t>(chunks.size(), 1)));
+  std::optional<bool> buffered_wins = tuning.cold_reads == ColdReads::direct     ? std::optional<bool>(false)
+                                      : tuning.cold_reads == ColdReads::buffered ? std::optional<bool>(true)
+                                                                                 : measured_cold_reads(file);
+  const bool measure = !buffered_wins && cold.size() >= kMeasuredRounds * static_cast<std::size_t>(threads);
+  for (const std::size_t i : cold) how[i] = buffered_wins.value_or(false) ? ChunkRead::read_ahead : ChunkRead::direct;
+
   IoReport report = begin_report(IoDirection::load, segments, tuning);
   ByteCounts counts;
-  ChunkRunner runner(copier, tuning, chunks.size());
-  runner.run(chunks.size(), [&](std::size_t index, std::byte* staging, int slot) {
-    const Chunk& chunk = chunks[index];
-    copier.wait(slot);  // the buffer's previous copy must be done before it is refilled
-    const std::byte* payload = staging;
-    std::size_t got = 0;
-    if (file.direct_fd >= 0 && !cached[index]) {
-      const std::uint64_t begin = align_down(chunk.file_offset, tuning.alignment);
-      const std::uint64_t end = align_up(chunk.file_offset + chunk.bytes, tuning.alignment);
-      const std::size_t lead = static_cast<std::size_t>(chunk.file_offset - begin);
-      const std::size_t read = read_up_to(file.direct_fd, staging, static_cast<std::size_t>(end - begin), begin, file, "O_DIRECT");
-      got = read > lead ? std::min(read - lead, chunk.bytes) : 0;
-      payload = staging + lead;
-      counts.direct.fetch_add(got, std::memory_order_relaxed);
-    } else {
-      got = read_up_to(file.buffered_fd, staging, chunk.bytes, chunk.file_offset, file, "buffered");
-      counts.buffered.fetch_add(got, std::memory_order_relaxed);
+  std::string measured_note;
+  int most_threads = 0;
+  // When the first read of the latest run began: a measured part's time starts there, after its
+  // bounce buffers were allocated (the first run's allocation would otherwise count against it).
+  std::chrono::steady_clock::time_point first_read;
+  // Runs the chunks `order` names, in that order, on up to io_threads threads; the chunks read
+  // ahead are asked of the kernel a round of threads before a thread reaches them.
+  const auto run = [&](std::span<const std::size_t> order) {
+    if (order.empty()) return;
+    std::once_flag started;
+    ChunkRunner runner(copier, tuning, order.size());
+    most_threads = std::max(most_threads, runner.threads());
+    const std::size_t lead = static_cast<std::size_t>(runner.threads());
+    const auto read_ahead = [&](std::size_t position) {
+      if (position >= order.size()) return;
+      const Chunk& chunk = chunks[order[position]];
+      if (how[order[position]] == ChunkRead::read_ahead) {
+        ::posix_fadvise(file.buffered_fd, static_cast<off_t>(chunk.file_offset), static_cast<off_t>(chunk.bytes),
+                        POSIX_FADV_WILLNEED);
+      }
+    };
+    runner.run(order.size(), [&](std::size_t position, std::byte* staging, int slot) {
+      std::call_once(started, [&] {
+        first_read = std::chrono::steady_clock::now();
+        for (std::size_t p = 0; p < lead; ++p) read_ahead(p);
+      });
+      read_ahead(position + lead);
+      read_chunk(file, chunks[order[position]], how[order[position]], staging, slot, copier, tuning, counts, kApi);
+    });
+  };
+  std::vector<std::size_t> order(chunks.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (!measure) {
+    run(order);
+  } else {
+    // The first rounds of cold chunks O_DIRECT, the next as many buffered, each timed; the rest
+    // (cached chunks included) after them, cold ones by the faster.
+    const std::size_t round = static_cast<std::size_t>(threads) * (kMeasuredRounds / 2);
+    const std::span<const std::size_t> direct_part(cold.data(), round), buffered_part(cold.data() + round, round);
+    for (const std::size_t i : buffered_part) how[i] = ChunkRead::read_ahead;
+    const auto timed = [&](std::span<const std::size_t> part) {
+      run(part);
+      std::size_t bytes = 0;
+      for (const std::size_t i : part) bytes += chunks[i].bytes;
+      return static_cast<double>(bytes) / std::max(seconds_since(first_read), 1e-9);
+    };
+    const double direct_rate = timed(direct_part);
+    const double buffered_rate = timed(buffered_part);
+    const bool buffered_faster = buffered_rate > direct_rate;
+    remember_cold_reads(file, buffered_faster);
+    std::vector<bool> done(chunks.size(), false);
+    for (std::size_t k = 0; k < 2 * round; ++k) done[cold[k]] = true;
+    std::vector<std::size_t> rest;
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      if (done[i]) continue;
+      if (file.direct_fd >= 0 && !cached[i]) how[i] = buffered_faster ? ChunkRead::read_ahead : ChunkRead::direct;
+      rest.push_back(i);
     }
-    if (got < chunk.bytes) {
-      throw IoError(0, kApi, concat("short read of ", file.path.string(), " at offset ", chunk.file_offset,
-                                    ": got ", got, " of ", chunk.bytes,
-                                    " bytes (the file shrank to ", file_size(file, kApi), " bytes?)"));
-    }
-    copier.copy_to_destination(chunk.memory, payload, chunk.bytes, slot);
-  });
-  finish_report(report, counts, runner.threads(), file,
+    run(rest);
+    measured_note = concat("cold reads measured: O_DIRECT ", direct_rate / 1e9, " GB/s, buffered with read-ahead ",
+                           buffered_rate / 1e9, " GB/s; the rest ", buffered_faster ? "buffered" : "O_DIRECT");
+  }
+  const bool read_ahead_used = std::find(how.begin(), how.end(), ChunkRead::read_ahead) != how.end();
+  finish_report(report, counts, most_threads, file,
                 std::find(cached.begin(), cached.end(), true) != cached.end(), false, start);
+  if (read_ahead_used) {
+    report.note += std::string(report.note.empty() ? "" : "; ") + "chunks read through the page cache ahead of the threads";
+  }
+  if (!measured_note.empty()) report.note += std::string(report.note.empty() ? "" : "; ") + measured_note;
   return report;
 }
 

@@ -64,6 +64,11 @@ void GdsOptions::set(const std::string& name, const std::string& value) {
     o_direct = parse_flag(name, value);
   } else if (name == "PAGE_CACHE_CHECK") {
     page_cache_check = parse_flag(name, value);
+  } else if (name == "COLD_READS") {
+    if (value == "auto") cold_reads = ColdReads::automatic;
+    else if (value == "direct") cold_reads = ColdReads::direct;
+    else if (value == "buffered") cold_reads = ColdReads::buffered;
+    else refuse(name, value, "auto, direct or buffered");
   } else if (name == "FSYNC") {
     fsync = parse_flag(name, value);
   } else if (name == "CUFILE") {
@@ -74,14 +79,14 @@ void GdsOptions::set(const std::string& name, const std::string& value) {
   } else {
     throw InvalidArgumentError("GdsOptions", concat("unknown setting CUDAKIT_GDS_", name,
                                                     " (known: CHUNK_BYTES, IO_THREADS, BUFFERS_PER_THREAD, "
-                                                    "O_DIRECT, PAGE_CACHE_CHECK, FSYNC, CUFILE)"));
+                                                    "O_DIRECT, PAGE_CACHE_CHECK, COLD_READS, FSYNC, CUFILE)"));
   }
 }
 
 GdsOptions GdsOptions::from_environment() {
   GdsOptions options;
   for (const char* name : {"CHUNK_BYTES", "IO_THREADS", "BUFFERS_PER_THREAD", "O_DIRECT",
-                           "PAGE_CACHE_CHECK", "FSYNC", "CUFILE"}) {
+                           "PAGE_CACHE_CHECK", "COLD_READS", "FSYNC", "CUFILE"}) {
     if (const char* value = std::getenv(concat("CUDAKIT_GDS_", name).c_str()); value && *value) {
       options.set(name, value);
     }

@@ -44,6 +44,7 @@ IoTuning tuning_for(const std::string& file_system, const GdsOptions& options) {
   if (options.io_threads != 0) tuning.io_threads = options.io_threads;
   tuning.buffers_per_thread = options.buffers_per_thread;
   tuning.page_cache_check = options.page_cache_check;
+  tuning.cold_reads = options.cold_reads;
   return tuning;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <system_error>
@@ -31,6 +32,34 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+void record_compile(const NvrtcOutput& out, CompiledKernelInfo& info) {
+  info.origin = KernelOrigin::compiled;
+  info.compile_ms = out.compile_ms;
+  info.cubin_ms = out.cubin_ms;
+  info.cubin_bytes = out.cubin.size();
+  info.nvrtc_open_ms = out.open_ms;
+  info.nvrtc_read_ahead_bytes = out.read_ahead_bytes;
+}
+
+// CUDAKIT_JITERATOR_VERBOSE=1: one line on stderr per compile and per module load, the host-side
+// parts of a first call (what compile() reports, as it happens).
+bool verbose() {
+  static const bool on = [] {
+    const char* value = std::getenv("CUDAKIT_JITERATOR_VERBOSE");
+    return value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
+  }();
+  return on;
+}
+
+void report_compile(const CompiledKernelInfo& info) {
+  if (!verbose()) return;
+  std::fprintf(stderr,
+               "cudakit jiterator: compiled for sm_%d: NVRTC opened %.3f ms (%.1f MB read ahead), compile %.3f ms, "
+               "cubin %.3f ms (%zu bytes), disk entry %.3f ms\n",
+               info.arch, info.nvrtc_open_ms, static_cast<double>(info.nvrtc_read_ahead_bytes) / 1e6, info.compile_ms,
+               info.cubin_ms, info.cubin_bytes, info.disk_ms);
 }
 
 // Note [The kernel cache]
@@ -138,6 +167,7 @@ CUfunction CompiledModule::function(int device, const char* name) const {
   if (cudakit::detail::driver().cuFuncLoad != nullptr) CUDAKIT_DRIVER_CALL(cuFuncLoad, function);
   functions_.emplace_back(device, name, function);
   if (info_.load_ms == 0) info_.load_ms = ms_since(start);
+  if (verbose()) std::fprintf(stderr, "cudakit jiterator: %s loaded on device %d in %.3f ms\n", name, device, ms_since(start));
   return function;
 }
 
@@ -230,9 +260,8 @@ std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& so
   const auto compile_without_disk = [&] {
     const NvrtcOutput out = compile_to_cubin(source, arch);
     compiles_.fetch_add(1, std::memory_order_relaxed);
-    info.compile_ms = out.compile_ms;
-    info.cubin_ms = out.cubin_ms;
-    info.cubin_bytes = out.cubin.size();
+    record_compile(out, info);
+    report_compile(info);
     return std::make_shared<CompiledModule>(out.cubin, info);
   };
   if (!folder) return compile_without_disk();
@@ -298,10 +327,7 @@ std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& so
   }
   const NvrtcOutput out = compile_to_cubin(source, arch);
   compiles_.fetch_add(1, std::memory_order_relaxed);
-  info.origin = KernelOrigin::compiled;
-  info.compile_ms = out.compile_ms;
-  info.cubin_ms = out.cubin_ms;
-  info.cubin_bytes = out.cubin.size();
+  record_compile(out, info);
   const auto start = Clock::now();
   if (const std::string error = cudakit::detail::try_write_text_file_atomically(
           entry_path.string(), encode_cache_entry(disk_key, out.cubin));
@@ -311,6 +337,7 @@ std::shared_ptr<const CompiledModule> KernelStore::produce(const std::string& so
                                          " (set CUDAKIT_KERNEL_CACHE_PATH to a writable folder)"));
   }
   info.disk_ms = ms_since(start);
+  report_compile(info);
   return std::make_shared<CompiledModule>(out.cubin, info);
 }
 

@@ -3,8 +3,9 @@
 #include <chrono>
 
 #include "cudakit/core/detail/concat.hpp"
-#include "cudakit/jiterator/detail/nvrtc_api.hpp"
 #include "cudakit/core/error.hpp"
+#include "cudakit/jiterator/detail/nvrtc_api.hpp"
+#include "jiterator/detail/nvrtc_prefetch.hpp"
 
 namespace cudakit::jiterator::detail {
 namespace {
@@ -55,8 +56,11 @@ std::vector<std::string> nvrtc_options(int arch) {
 const std::string& nvrtc_version() { return require_nvrtc().status.version; }
 
 NvrtcOutput compile_to_cubin(const std::string& source, int arch) {
-  const auto& api = require_nvrtc();
   NvrtcOutput out;
+  const auto opening = Clock::now();
+  out.read_ahead_bytes = prefetch_nvrtc().bytes;
+  const auto& api = require_nvrtc();
+  out.open_ms = ms_since(opening);
   const auto start = Clock::now();
   Program program{api};
   nvrtcResult result = api.nvrtcCreateProgram(&program.handle, source.c_str(), "cudakit_jit.cu", 0, nullptr, nullptr);

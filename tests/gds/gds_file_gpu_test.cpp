@@ -30,6 +30,7 @@ GdsOptions engine_options() {
   options.chunk_bytes = 65536;
   options.io_threads = 4;
   options.page_cache_check = false;  // the file was just written: read it with O_DIRECT anyway
+  options.cold_reads = ColdReads::direct;  // and not through the page cache, whatever was measured
   return options;
 }
 

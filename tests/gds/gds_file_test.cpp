@@ -39,6 +39,7 @@ GdsOptions small_chunks(int threads = 3) {
   options.chunk_bytes = 16384;
   options.io_threads = threads;
   options.page_cache_check = false;
+  options.cold_reads = ColdReads::direct;  // what a load measured elsewhere in the process does not change it
   options.cufile = CuFileUse::never;
   return options;
 }
@@ -124,6 +125,51 @@ TEST(GdsFile, ChunksInThePageCacheAreReadThroughIt) {
   EXPECT_EQ(out, bytes);
   EXPECT_EQ(report.buffered_bytes, bytes.size()) << report.to_string();
   EXPECT_NE(report.note.find("page cache"), std::string::npos) << report.note;
+}
+
+TEST(GdsFile, ColdChunksReadBufferedWhenAskedAndSaySo) {
+  ScratchDir dir;
+  const std::string bytes = pattern(300001, 5);
+  cudakit::testing::write_file(dir.path() / "data.bin", bytes);
+  GdsOptions options = small_chunks();
+  options.cold_reads = ColdReads::buffered;
+  GdsFile file(dir.path() / "data.bin", O_RDONLY, options);
+  if (!file.o_direct()) GTEST_SKIP() << file.o_direct_status();
+  std::string out(bytes.size(), '\0');
+  const IoReport report = file.load(out.data(), out.size());
+  EXPECT_EQ(out, bytes);
+  EXPECT_EQ(report.path, IoPath::buffered) << report.to_string();
+  EXPECT_EQ(report.buffered_bytes, bytes.size());
+  EXPECT_EQ(report.direct_bytes, 0u);
+  EXPECT_NE(report.note.find("read through the page cache ahead of the threads"), std::string::npos) << report.note;
+}
+
+TEST(GdsFile, AutomaticColdReadsMeasureBothWaysOnceThenKeepTheFaster) {
+  forget_cold_read_measurements();
+  ScratchDir dir;
+  const std::string bytes = pattern(600001, 6);  // 37 chunks of 16 KiB: over four rounds of 3 threads
+  cudakit::testing::write_file(dir.path() / "data.bin", bytes);
+  GdsOptions options = small_chunks();
+  options.cold_reads = ColdReads::automatic;
+  GdsFile file(dir.path() / "data.bin", O_RDONLY, options);
+  if (!file.o_direct()) GTEST_SKIP() << file.o_direct_status();
+  std::string out(bytes.size(), '\0');
+  const IoReport first = file.load(out.data(), out.size());
+  EXPECT_EQ(out, bytes);
+  EXPECT_NE(first.note.find("cold reads measured"), std::string::npos) << first.note;
+  // Two rounds of each way: 6 chunks of 16 KiB O_DIRECT and 6 buffered at least.
+  EXPECT_GE(first.direct_bytes, 6u * 16384);
+  EXPECT_GE(first.buffered_bytes, 6u * 16384);
+  EXPECT_EQ(first.direct_bytes + first.buffered_bytes, bytes.size());
+  const bool buffered_won = first.note.find("the rest buffered") != std::string::npos;
+  EXPECT_NE(buffered_won, first.note.find("the rest O_DIRECT") != std::string::npos) << first.note;
+  // The next load on the file system goes the measured way, all of it, without measuring again.
+  std::string again(bytes.size(), '\0');
+  const IoReport second = file.load(again.data(), again.size());
+  EXPECT_EQ(again, bytes);
+  EXPECT_EQ(second.note.find("cold reads measured"), std::string::npos) << second.note;
+  EXPECT_EQ(buffered_won ? second.buffered_bytes : second.direct_bytes, bytes.size()) << second.to_string();
+  forget_cold_read_measurements();
 }
 
 TEST(GdsFile, ReadPastTheEndNamesPathOffsetAndSizes) {
@@ -301,6 +347,14 @@ TEST(GdsOptions, EnvironmentGrammarAndErrors) {
   EXPECT_FALSE(options.o_direct);
   options.set("CUFILE", "required");
   EXPECT_EQ(options.cufile, CuFileUse::required);
+  EXPECT_EQ(options.cold_reads, ColdReads::automatic);
+  options.set("COLD_READS", "buffered");
+  EXPECT_EQ(options.cold_reads, ColdReads::buffered);
+  options.set("COLD_READS", "direct");
+  EXPECT_EQ(options.cold_reads, ColdReads::direct);
+  EXPECT_NE(error_text([&] { options.set("COLD_READS", "fast"); }).find("CUDAKIT_GDS_COLD_READS=\"fast\": takes auto, direct or buffered"),
+            std::string::npos);
+  EXPECT_EQ(options.cold_reads, ColdReads::direct);
   const std::string chunk = error_text([&] { options.set("CHUNK_BYTES", "1000"); });
   EXPECT_NE(chunk.find("CUDAKIT_GDS_CHUNK_BYTES=\"1000\""), std::string::npos) << chunk;
   EXPECT_NE(chunk.find("multiple of 4096"), std::string::npos) << chunk;

@@ -36,12 +36,22 @@ struct IoSegment {
   std::uint64_t file_offset = 0;
 };
 
+// How a load reads chunks the page cache does not hold (See Note [Cold reads through the page
+// cache] in src/gds/file_io_engine.cpp).
+enum class ColdReads : std::uint8_t {
+  automatic,  // O_DIRECT or buffered with read-ahead, whichever the file system's first large
+              // cold load in this process measured faster
+  direct,     // O_DIRECT (where the file system takes it)
+  buffered,   // through the page cache, read ahead of the threads
+};
+
 struct IoTuning {
   std::size_t chunk_bytes = 8u << 20;
   int io_threads = 8;
   int buffers_per_thread = 2;
   std::size_t alignment = 4096;   // O_DIRECT's offset, size and address alignment
   bool page_cache_check = true;
+  ColdReads cold_reads = ColdReads::automatic;
 };
 
 // The two descriptors of one open file: `buffered_fd` always, `direct_fd` (O_DIRECT) where the
@@ -52,6 +62,10 @@ struct EngineFile {
   int direct_fd = -1;
   std::string direct_refusal;
 };
+
+// Forgets which way of reading cold chunks each file system measured faster (ColdReads::
+// automatic): the next large cold load on each measures again.
+void forget_cold_read_measurements();
 
 // @throws InvalidArgumentError naming path, offset, size and the file's size for a segment that
 // reaches past the end of the file; IoError when the file's size cannot be read.

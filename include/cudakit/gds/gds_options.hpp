@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "cudakit/gds/file_io_engine.hpp"
+
 namespace cudakit::gds {
 
 // Whether to try cuFile before cudakit's own engine.
@@ -24,6 +26,9 @@ struct GdsOptions {
   // Chunks whose pages are all in the page cache are read through it: O_DIRECT would go to the
   // disk for bytes that memory already holds.
   bool page_cache_check = true;
+  // Chunks the page cache does not hold: O_DIRECT, buffered with read-ahead, or whichever this
+  // process measured faster on the file system (automatic).
+  ColdReads cold_reads = ColdReads::automatic;
   bool fsync = false;           // save(): fsync before returning
   CuFileUse cufile = CuFileUse::automatic;
 
@@ -31,6 +36,7 @@ struct GdsOptions {
   //   CUDAKIT_GDS_CHUNK_BYTES=8388608 (or 8M, 512K)   CUDAKIT_GDS_IO_THREADS=8
   //   CUDAKIT_GDS_BUFFERS_PER_THREAD=2   CUDAKIT_GDS_O_DIRECT=0|1
   //   CUDAKIT_GDS_PAGE_CACHE_CHECK=0|1   CUDAKIT_GDS_FSYNC=0|1   CUDAKIT_GDS_CUFILE=auto|never|required
+  //   CUDAKIT_GDS_COLD_READS=auto|direct|buffered
   // @throws InvalidArgumentError naming the variable and its value when one does not parse.
   [[nodiscard]] static GdsOptions from_environment();
   // Sets one field from a variable's text (the name without CUDAKIT_GDS_, e.g. "IO_THREADS").

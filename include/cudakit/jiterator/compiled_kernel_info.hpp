@@ -24,6 +24,11 @@ struct CompiledKernelInfo {
   double cubin_ms = 0;          // nvrtcGetCUBINSize + nvrtcGetCUBIN
   double disk_ms = 0;           // reading and verifying (origin disk) or writing the disk entry
   double load_ms = 0;           // the module's load into the first device's context (0 before it)
+  // Opening libnvrtc, paid by the process's first compile alone (0 for the others), and the bytes
+  // of libnvrtc and its builtins it asked the kernel to read ahead (0 where the page cache held
+  // them): the part of a machine's first compile that is the disk's.
+  double nvrtc_open_ms = 0;
+  std::size_t nvrtc_read_ahead_bytes = 0;
   std::string cache_key;        // what the caches file it under
 };
 

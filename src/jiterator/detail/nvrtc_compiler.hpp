@@ -1,6 +1,7 @@
 #pragma once
 // One NVRTC compilation, source to cubin, timed.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,10 @@ struct NvrtcOutput {
   std::string cubin;
   double compile_ms = 0;  // nvrtcCreateProgram + nvrtcCompileProgram
   double cubin_ms = 0;    // nvrtcGetCUBINSize + nvrtcGetCUBIN
+  // Opening libnvrtc (the process's first compile only; 0 after), with the read-ahead asked
+  // before it (See Note [Reading NVRTC ahead]) and the bytes it asked for.
+  double open_ms = 0;
+  std::size_t read_ahead_bytes = 0;
 };
 
 // The options every jiterator compilation passes (part of the cache key), for sm_<arch>.
