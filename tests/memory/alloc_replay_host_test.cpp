@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cudakit/memory/alloc_replay.hpp"
+#include "cudakit/memory/caching_allocator_replay_target.hpp"
 #include "cudakit/memory/alloc_trace.hpp"
 #include "cudakit/memory/allocator_config.hpp"
 #include "memory/host_allocator_fixture.hpp"
@@ -22,18 +23,6 @@ namespace {
 
 using testing::Fixture;
 using testing::kStreamA;
-
-// The replay loop's view of a CachingAllocator.
-struct ReplayTarget {
-  CachingAllocator& a;
-  void* alloc(std::size_t n, StreamKey s) { return a.allocate(n, s); }
-  void free(void* p, StreamKey) { a.deallocate(p); }
-  void empty_cache() { a.empty_cache(); }
-  void reset_peaks() { a.reset_peak_stats(); }
-  std::size_t peak_allocated() { return static_cast<std::size_t>(a.stats().allocated_bytes[0].peak); }
-  std::size_t peak_reserved() { return static_cast<std::size_t>(a.stats().reserved_bytes[0].peak); }
-  std::size_t device_allocations() { return static_cast<std::size_t>(a.stats().num_device_alloc); }
-};
 
 // Replays a recorded trace through the real policy on host memory (work finishing at once).
 struct HostReplay {
@@ -49,7 +38,7 @@ HostReplay replay_on_host(const std::string& trace_name, std::size_t expected_op
   EXPECT_EQ(trace.ops.size(), expected_ops);
   EXPECT_EQ(trace.num_streams, streams);
   Fixture f(config);
-  ReplayTarget target{f.allocator};
+  CachingAllocatorReplayTarget target{f.allocator};
   HostReplay out;
   std::vector<StreamKey> keys;
   for (std::uint32_t i = 0; i < streams; ++i) keys.push_back(kStreamA * (i + 1));
@@ -135,7 +124,7 @@ double replay_many_streams(std::uint32_t streams) {
   std::vector<StreamKey> keys;
   for (std::uint32_t i = 0; i < streams; ++i) keys.push_back(0x10000 + i);
   Fixture f;
-  ReplayTarget target{f.allocator};
+  CachingAllocatorReplayTarget target{f.allocator};
   // The thread's CPU time, not the wall clock's: a busy machine must not fail the test.
   const double start = thread_cpu_seconds();
   const ReplayResult r = replay_alloc_trace(target, trace, keys);

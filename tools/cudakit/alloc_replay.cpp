@@ -19,6 +19,7 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/core/stream.hpp"
 #include "cudakit/memory/alloc_replay.hpp"
+#include "cudakit/memory/caching_allocator_replay_target.hpp"
 #include "cudakit/memory/caching_allocator.hpp"
 #include "cudakit/memory/cuda_segment_provider.hpp"
 #include "cudakit/memory/host_segment_provider.hpp"
@@ -30,18 +31,6 @@ namespace cudakit::cli {
 namespace {
 
 using memory::CachingAllocator;
-
-// The replay loop's view of a CachingAllocator.
-struct ReplayTarget {
-  CachingAllocator& a;
-  void* alloc(std::size_t n, memory::StreamKey s) { return a.allocate(n, s); }
-  void free(void* p, memory::StreamKey) { a.deallocate(p); }
-  void empty_cache() { a.empty_cache(); }
-  void reset_peaks() { a.reset_peak_stats(); }
-  std::size_t peak_allocated() { return static_cast<std::size_t>(a.stats().allocated_bytes[0].peak); }
-  std::size_t peak_reserved() { return static_cast<std::size_t>(a.stats().reserved_bytes[0].peak); }
-  std::size_t device_allocations() { return static_cast<std::size_t>(a.stats().num_device_alloc); }
-};
 
 // Simulated device memory for --backend host. The least holds a few 2 MiB pages. The most is what
 // the address space holds: the caching allocator reserves the whole capacity as address space
@@ -185,7 +174,7 @@ int run(const Options& o) {
       return reinterpret_cast<memory::StreamKey>(owned_streams[i].handle());
     };
   }
-  ReplayTarget target{*allocator};
+  memory::CachingAllocatorReplayTarget target{*allocator};
   std::uint64_t failed_line = 0;
   memory::ReplayResult r;
   try {
