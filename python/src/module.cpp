@@ -16,6 +16,7 @@
 #include "cudakit/core/lazy_init.hpp"
 #include "cudakit/core/sync_debug_mode.hpp"
 #include "cudakit/gds/io_error.hpp"
+#include "cudakit/jiterator/nvrtc_error.hpp"
 #include "cudakit/nccl/nccl_error.hpp"
 
 namespace cudakit::python {

@@ -117,10 +117,4 @@ FileError::FileError(int error_number, std::string api, std::string_view detail,
 StateError::StateError(std::string api, std::string_view detail, std::source_location location)
     : ErrorOf(0, api, detail, location) {}
 
-NvrtcError::NvrtcError(int nvrtc_result, std::string api, std::string_view detail,
-                       std::string log, std::string source, std::source_location location)
-    : ErrorOf(nvrtc_result, api,
-              detail::concat(detail, log.empty() ? "" : "\n", log), location),
-      log_(std::move(log)), source_(std::move(source)) {}
-
 }  // namespace cudakit

@@ -5,6 +5,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/error.hpp"
 #include "cudakit/jiterator/detail/nvrtc_api.hpp"
+#include "cudakit/jiterator/nvrtc_error.hpp"
 #include "jiterator/detail/nvrtc_prefetch.hpp"
 
 namespace cudakit::jiterator::detail {

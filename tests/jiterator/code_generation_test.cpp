@@ -16,6 +16,7 @@
 #include "cudakit/core/error.hpp"
 #include "cudakit/jiterator/jit_function.hpp"
 #include "cudakit/jiterator/jit_reduction.hpp"
+#include "cudakit/jiterator/nvrtc_error.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "jiterator/detail/call_setup.hpp"
 #include "jiterator/detail/code_generator.hpp"

@@ -17,6 +17,7 @@
 #include "cudakit/core/log.hpp"
 #include "cudakit/jiterator/kernel_cache.hpp"
 #include "cudakit/jiterator/detail/cache_entry.hpp"
+#include "cudakit/jiterator/nvrtc_error.hpp"
 #include "jiterator/detail/kernel_store.hpp"
 #include "support/child_process.hpp"
 #include "support/scoped_env.hpp"

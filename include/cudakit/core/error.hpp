@@ -121,22 +121,6 @@ class StateError : public detail::ErrorOf<std::logic_error> {
              std::source_location location = std::source_location::current());
 };
 
-// NVRTC refused a program (or failed). status() is the nvrtcResult; log() is NVRTC's log, whose
-// line numbers are those of the code the program was made from (the generated part of a
-// runtime-compiled kernel says so with #line), and source() the program that was compiled.
-class NvrtcError : public detail::ErrorOf<std::runtime_error> {
- public:
-  NvrtcError(int nvrtc_result, std::string api, std::string_view detail, std::string log,
-             std::string source,
-             std::source_location location = std::source_location::current());
-  [[nodiscard]] const std::string& log() const noexcept { return log_; }
-  [[nodiscard]] const std::string& source() const noexcept { return source_; }
-
- private:
-  std::string log_;
-  std::string source_;
-};
-
 namespace detail {
 [[noreturn]] void throw_cuda_error(cudaError_t status, const char* call_text,
                                    std::source_location location);

@@ -33,6 +33,7 @@
 #include "cudakit/jiterator/compiled_kernel_info.hpp"
 #include "cudakit/jiterator/jit_argument.hpp"
 #include "cudakit/jiterator/kernel_variant.hpp"
+#include "cudakit/jiterator/nvrtc_error.hpp"
 #include "cudakit/jiterator/scalar.hpp"
 #include "cudakit/tensor/tensor.hpp"
 
