@@ -115,7 +115,7 @@ def area_alloc(out, plots):
             timelines.setdefault(r["workload"][:-len(".timeline")], {})[r["allocator"]] = r
     med = {w: {a: statistics.median(v) for a, v in by.items()} for w, by in values.items()}
     rows = []
-    for w in ("pair_512B", "pair_1MiB", "pair_64MiB", "churn_64_slots"):
+    for w in ("pair_512B", "pair_1MiB", "pair_64MiB", "pair_1MiB_beside_other_streams", "churn_64_slots"):
         by = med.get(w, {})
         if "cudakit" in by:
             rows.append(row(f"{w} (ns per op)", "ns", by["cudakit"], "torch", by.get("torch"),

@@ -259,6 +259,10 @@ void run_all_workloads(const std::string& name, Allocator& a, MakeStream make_st
     emit(name, label + ".device_allocations", static_cast<double>(r.device_allocations), "");
     if (std::getenv("CUDAKIT_BENCH_TIMELINES")) emit_timeline(name, label, a, trace, streams);
   }
+  // The 1 MiB pair again, now that the traces' streams exist beside the pair's: an allocator that
+  // keeps device-wide statistics over several streams (cudakit's ledger, Note [Device-wide peaks])
+  // pays for it here, not in the pair rows above.
+  emit(name, "pair_1MiB_beside_other_streams", pair_ns(a, 1u << 20, stream), "ns");
   if (include_threads) emit_thread_scaling(name, a, make_stream);
 }
 

@@ -7,6 +7,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "cudakit/memory/memory_stats.hpp"
 
@@ -57,13 +59,15 @@ struct HeadroomCounter {
 
 // A shard's headroom under the device's peaks (See Note [Device-wide peaks]).
 struct Headroom : StatCounters<HeadroomCounter> {
-  // Whether some counter went past its grant. Branch-free over the counters: the sign bits
-  // ORed together.
+  // Whether some counter went past its grant. Branch-free over the counters as one array: the
+  // sign bits ORed together (the shard's fast path asks it at every change).
   [[nodiscard]] bool overdrawn() const noexcept {
+    static_assert(std::is_trivially_copyable_v<StatCounters<HeadroomCounter>> &&
+                  sizeof(StatCounters<HeadroomCounter>) == kStatCounters * sizeof(std::int64_t));
+    std::array<std::int64_t, kStatCounters> left;
+    std::memcpy(left.data(), static_cast<const StatCounters<HeadroomCounter>*>(this), sizeof left);
     std::uint64_t signs = 0;
-    zip(*this, *this, [&](const HeadroomCounter& c, const HeadroomCounter&) {
-      signs |= static_cast<std::uint64_t>(c.left);
-    });
+    for (const std::int64_t l : left) signs |= static_cast<std::uint64_t>(l);
     return (signs >> 63) != 0;
   }
 };
