@@ -15,8 +15,8 @@ constexpr std::uint32_t kChangesBeforeGrant = 8;
 // the device's; a grant asked for at the shard's own peak gets nothing. A shard that alternates
 // (alloc, free: the commonest loop) and asked every kChangesBeforeGrant changes could ask in
 // step with its loop, always right after an allocation, and never get any: with one idle stream
-// beside it, a 1 MiB alloc+free pair went through the ledger's lock and a grant every time (770
-// instructions of the pair's 2,070 on the host). So past kChangesBeforeGrant changes a shard asks
+// beside it, every alloc and free of such a loop went through the ledger's lock and a grant, for
+// the process's life (notes/allocator.md, 2026-12-04). So past kChangesBeforeGrant changes a shard asks
 // at its next change that leaves its allocated bytes below its own peak, whatever its loop's
 // period; one climbing to a new peak keeps not asking, as before.
 bool below_own_peak(const Shard& s) {
