@@ -93,8 +93,10 @@ class [[gnu::visibility("hidden")]] DeviceLedger {
  private:
   // After a change applied to bound_ (lock_ held; released on return).
   void finish_change(Shard& s, Observe observe);
-  // Gives every shard's headroom back (lock_ not held on entry, held on return).
-  void collapse();
+  // Gives every shard's headroom back (lock_ not held on entry, held on return); with
+  // `until_under_peaks`, only until bound is under every peak again (See Note [Collapsing only as
+  // far as needed]).
+  void collapse(bool until_under_peaks = false);
   void give_back(Shard& s);   // lock_ and s locked
   bool grant(Shard& s, const MemoryStats& observed, bool overdrawn_only);  // lock_ and s locked
   [[nodiscard]] bool above_peaks() const;  // lock_ held
