@@ -483,10 +483,10 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     if (bytes > detail::kLargestRequest) [[unlikely]] report_oom(bytes, s, events->capturing(s.stream));
     const std::size_t rounded = round_request(bytes);
     s.lock.lock();
-    // The fast path: nothing to complete, a recent free of the size. Nothing on it throws (the
-    // history, which may, records only when asked to).
+    // The fast path: nothing to complete, no history to record (which may throw), a recent free
+    // of the size. Nothing on it throws, so it needs no guard for the lock.
     if (!s.pending_frees.any_deferred() && !s.pending_frees.any_pending() && !s.awaiting_count &&
-        !s.marks_interest.load(std::memory_order_relaxed)) [[likely]] {
+        !s.marks_interest.load(std::memory_order_relaxed) && !history.enabled()) [[likely]] {
       if (Block* b = s.recent.take(rounded)) {
         void* p = take(s, b, rounded, bytes);
         s.lock.unlock();
