@@ -12,7 +12,7 @@ echo "python module build rc=$?"
 (cd python/tests && PYTHONPATH=$PWD/../../build-python timeout 120 python3 -m pytest -v -rs -p no:cacheprovider \
    --timeout=45 --timeout-method=thread . > "$out/pytest.log" 2>&1; echo "pytest rc=$?")
 grep -E "^(FAILED|ERROR)|[0-9]+ passed|Timeout" "$out/pytest.log" | tail -12
-export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+source scripts/device-env.sh "$B"
 T=""
 for f in tests/data/alloc-traces/trace_*.csv.gz; do n=$(basename "$f" .csv.gz); T="$T ${n#trace_} $f"; done
 {

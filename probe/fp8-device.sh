@@ -8,7 +8,8 @@ set -uo pipefail
 R=$PWD
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
-export LD_LIBRARY_PATH=$R/gpu-bundle/lib:/usr/local/cuda/lib64 CUDAKIT_TEST_DATA_DIR=$R/tests/data
+source scripts/device-env.sh "$R/gpu-bundle"
+export CUDAKIT_TEST_DATA_DIR=$R/tests/data
 GTEST_FILTER='Fp8CheckpointGpu.*:DTypeGpu.*:RandomGpu.*:GraphRandomGpu.*:TunableGpu.Scaled*:GemmKey.*:Fp8Linear.*:GemmAccesses.*' \
   timeout 240 gpu-bundle/gpu-tier.sh /tmp/tier > "$out/tier.txt" 2>&1
 grep -h -B3 -A10 "Failure" /tmp/tier/*.log | head -150 >> "$out/tier.txt"

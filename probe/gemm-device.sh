@@ -15,7 +15,7 @@ out=${OUT:-/tmp/out}
 mkdir -p "$out"
 B=$PWD/gpu-bundle
 export PYTHONUNBUFFERED=1 CUDAKIT_TEST_DATA_DIR=$B/data
-export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+source scripts/device-env.sh "$B"
 {
   CUDAKIT_JOBS=16 timeout 120 bash python/build-on-device.sh build-python > /tmp/pybuild.log 2>&1
   echo "python module build rc=$?"; tail -3 /tmp/pybuild.log

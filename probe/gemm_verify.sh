@@ -20,7 +20,7 @@ out=${OUT:-$root/verify-out}
 work=$(mktemp -d)
 mkdir -p "$out"
 B=gpu-bundle
-export LD_LIBRARY_PATH="$root/$B/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+source "$root/scripts/device-env.sh" "$root/$B"
 export PATH=/usr/local/cuda/bin:$PATH
 phases=${PHASES:-python tier pytest bench model probe}
 summary=$out/summary.txt

@@ -8,7 +8,8 @@
 set -uo pipefail
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/gpu-bundle/lib:/usr/local/cuda/lib64 CUDAKIT_TEST_DATA_DIR=$PWD/tests/data
+source scripts/device-env.sh gpu-bundle
+export CUDAKIT_TEST_DATA_DIR=$PWD/tests/data
 CUDAKIT_JOBS=16 timeout 120 bash python/build-on-device.sh build-python > "$out/pybuild.log" 2>&1
 export PYTHONPATH=$PWD/build-python
 (cd python/tests && timeout 120 python3 -m pytest -q -rs -p no:cacheprovider --timeout=45 . > "$out/pytest.log" 2>&1)

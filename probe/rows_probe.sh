@@ -14,11 +14,7 @@ set -uo pipefail
 B=${BUNDLE:-gpu-bundle}
 out=${OUT:-/tmp/rows-probe}
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$PWD/$B/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if ! ldconfig -p 2>/dev/null | grep -q libnccl.so.2; then
-  nccl_dir=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
-  if [ -n "$nccl_dir" ]; then export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$nccl_dir"; fi
-fi
+source scripts/device-env.sh "$B"
 echo "bundle $(cat "$B/COMMIT" 2>/dev/null)"
 started=$SECONDS
 

@@ -7,12 +7,7 @@ if [ "${1:-}" = compare ]; then shift; exec python3 "$(dirname "$0")/../bench/re
 B=${BUNDLE:-gpu-bundle}
 out=${OUT:-/tmp/cudakit-bench}
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$PWD/$B/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# NCCL, loaded at run time: the system's, else the one PyTorch's wheel brings (nvidia-nccl).
-if ! ldconfig -p 2>/dev/null | grep -q libnccl.so.2; then
-  nccl_dir=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
-  if [ -n "$nccl_dir" ]; then export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$nccl_dir"; fi
-fi
+source scripts/device-env.sh "$B"
 # Every recorded trace (tests/data/alloc-traces), labelled by its name.
 T=""
 for f in "$B"/data/alloc-traces/trace_*.csv.gz; do n=$(basename "$f" .csv.gz); T="$T ${n#trace_} $f"; done

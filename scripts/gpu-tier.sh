@@ -6,12 +6,7 @@ set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
 out=${1:-${OUT:-/tmp/cudakit-gpu-tier}}
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$bundle/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# NCCL, loaded at run time: the system's, else the one PyTorch's wheel brings (nvidia-nccl).
-if ! ldconfig -p 2>/dev/null | grep -q libnccl.so.2; then
-  nccl_dir=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
-  if [ -n "$nccl_dir" ]; then export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$nccl_dir"; fi
-fi
+source "$bundle/device-env.sh" "$bundle"
 export CUDAKIT_TEST_DATA_DIR=${CUDAKIT_TEST_DATA_DIR:-$bundle/data}
 status=0
 rm -f "$out"/*.xml "$out"/crashed.txt

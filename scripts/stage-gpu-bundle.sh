@@ -18,7 +18,7 @@ for lib in libbenchmark.so.1debian; do
 done
 # tests/data (the allocation traces among it): the tests' data and the benchmarks' traces.
 cp -a "$root/tests/data/." "$bundle/data/"
-cp "$root/scripts/gpu-tier.sh" "$bundle/"
+cp "$root/scripts/gpu-tier.sh" "$root/scripts/device-env.sh" "$bundle/"
 # The commit the bundle was built from, for the performance report ("+" where the tree had changes).
 (cd "$root" && echo "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +)") > "$bundle/COMMIT"
 # --strip-debug keeps .symtab: stack traces name local functions from it (Note [Naming stack frames]).
