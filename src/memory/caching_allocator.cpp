@@ -30,6 +30,7 @@
 #include "memory/detail/segment_observers.hpp"
 #include "memory/detail/oom_report.hpp"
 #include "memory/detail/pool.hpp"
+#include "memory/detail/segment_snapshots.hpp"
 #include "memory/detail/shard.hpp"
 
 namespace cudakit::memory {
@@ -485,31 +486,41 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     s.lock.lock();
     // The fast path: nothing to complete, no history to record (which may throw), a recent free
     // of the size. Nothing on it throws, so it needs no guard for the lock.
-    if (!s.pending_frees.any_deferred() && !s.pending_frees.any_pending() && !s.awaiting_count &&
-        !s.marks_interest.load(std::memory_order_relaxed) && !history.enabled()) [[likely]] {
+    const bool quiet = !has_work_to_complete(s) && !history.enabled();
+    if (quiet) [[likely]] {
       if (Block* b = s.recent.take(rounded)) {
         void* p = take(s, b, rounded, bytes);
         s.lock.unlock();
         return p;
       }
     }
-    return allocate_locked(s, bytes, rounded);
+    return allocate_locked(s, bytes, rounded, /*recent_missed=*/quiet);
+  }
+
+  // Whether s has frees or lends to complete, or marks to advance, before it serves a request
+  // (s locked).
+  static bool has_work_to_complete(const Shard& s) {
+    return s.pending_frees.any_deferred() || s.pending_frees.any_pending() || s.awaiting_count ||
+           s.marks_interest.load(std::memory_order_relaxed);
   }
 
   // allocate() past its fast path, s's lock held on entry: released by hand before the paths
   // that take other locks, and on unwinding (a provider or an event query that throws) by the
-  // guard.
-  [[gnu::noinline]] void* allocate_locked(Shard& s, std::size_t bytes, std::size_t rounded) {
+  // guard. `recent_missed`: the fast path looked among the recent frees, and nothing was
+  // completed since, so they need no second look.
+  [[gnu::noinline]] void* allocate_locked(Shard& s, std::size_t bytes, std::size_t rounded, bool recent_missed) {
     std::unique_lock lock(s.lock, std::adopt_lock);
     if (s.pending_frees.any_deferred()) [[unlikely]] s.pending_frees.record_deferred(*events);
     if (s.pending_frees.any_pending()) complete_pending(s, false);
     if (s.awaiting_count) [[unlikely]] complete_awaiting(s, true);
     // Another stream waits for this one's frees: marks, the stream being alive as it allocates.
     if (s.marks_interest.load(std::memory_order_relaxed)) [[unlikely]] advance_own_marks(s, false);
-    if (Block* b = s.recent.take(rounded)) {
-      void* p = take(s, b, rounded, bytes);
-      lock.unlock();
-      return p;
+    if (!recent_missed) {
+      if (Block* b = s.recent.take(rounded)) {
+        void* p = take(s, b, rounded, bytes);
+        lock.unlock();
+        return p;
+      }
     }
     const bool expandable = s.pool->expandable;
     flush_recent(s);
@@ -958,34 +969,7 @@ MemorySnapshot CachingAllocator::snapshot(bool include_traces) const {
   impl_->for_each_shard([&](Shard& s) {
     std::lock_guard lock(s.lock);
     impl_->flush_recent(s);
-    for (auto& a : s.arenas) {
-      if (a->mapped == 0) continue;
-      SegmentSnapshot seg;
-      seg.device = impl_->device;
-      seg.address = reinterpret_cast<std::uintptr_t>(a->base);
-      seg.total_size = a->mapped;
-      seg.stream = s.stream;
-      seg.is_small = a->small;
-      seg.is_expandable = a->expandable;
-      seg.pool = s.pool->id;
-      for (Block* b = a->first; b; b = b->next) {
-        BlockSnapshot bs;
-        bs.address = reinterpret_cast<std::uintptr_t>(b->ptr);
-        bs.size = b->size;
-        bs.requested_size = b->state == Block::State::allocated ? b->requested : 0;
-        bs.state = b->state == Block::State::allocated ? BlockSnapshot::State::active_allocated
-                   : b->state == Block::State::pending ? BlockSnapshot::State::active_pending_free
-                                                       : BlockSnapshot::State::inactive;
-        bs.frames = b->frames;
-        if (b->state == Block::State::allocated) {
-          seg.allocated_size += b->size;
-          seg.requested_size += b->requested;
-        }
-        if (b->state == Block::State::allocated || b->state == Block::State::pending) seg.active_size += b->size;
-        seg.blocks.push_back(std::move(bs));
-      }
-      snap.segments.push_back(std::move(seg));
-    }
+    detail::append_segment_snapshots(s, impl_->device, snap.segments);
   });
   std::sort(snap.segments.begin(), snap.segments.end(),
             [](const SegmentSnapshot& a, const SegmentSnapshot& b) { return a.address < b.address; });
