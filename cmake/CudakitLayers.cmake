@@ -55,6 +55,15 @@ function(cudakit_layer name)
   set_property(GLOBAL APPEND PROPERTY CUDAKIT_LAYER_LIBRARIES ${arg_LIBRARIES})
 endfunction()
 
+# cudakit_layer_objects(<layer> <object library>): objects built with options of their own (other
+# CUDA architectures: tunable's CUTLASS kernels) that belong to <layer> and go into libcudakit
+# with its objects. The library links <layer>'s target for its usage requirements.
+function(cudakit_layer_objects layer target)
+  target_link_libraries(${target} PRIVATE cudakit_${layer})
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  set_property(GLOBAL APPEND PROPERTY CUDAKIT_LAYER_OBJECT_LIBRARIES ${target})
+endfunction()
+
 # Writes the declared graph, one "layer: dependency..." line per layer and a "layer/parts:
 # part..." line per layer with parts, for the include test.
 function(cudakit_write_layer_graph path)

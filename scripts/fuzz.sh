@@ -13,7 +13,7 @@ build=$root/build-fuzz
 echo "== build the fuzz targets ($build)"
 CUDAKIT_BUILD_TARGETS=cudakit_fuzzers "$root/scripts/build.sh" "$build" \
     -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAKIT_BUILD_FUZZERS=ON \
-    -DCUDAKIT_BUILD_TESTS=OFF -DCUDAKIT_BUILD_BENCHMARKS=OFF -DCUDAKIT_BUILD_TOOLS=OFF
+    -DCUDAKIT_BUILD_TESTS=OFF -DCUDAKIT_BUILD_BENCHMARKS=OFF -DCUDAKIT_BUILD_TOOLS=OFF -DCUDAKIT_CUTLASS=OFF
 mapfile -t targets < "$build/fuzz/fuzzers.txt"
 
 # One target: its log, new inputs, crash artifacts and its result (the file `passed`) under

@@ -18,3 +18,5 @@ if [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "setup: the CUDA 13 toolkit is expected under /usr/local/cuda" >&2
   exit 1
 fi
+# CUTLASS's headers for the Hopper GEMM candidates (optional: the build goes on without them).
+"$(dirname "$0")/fetch-cutlass.sh"

@@ -20,6 +20,7 @@
 #include "cudakit/tensor/cublas_workspace.hpp"
 #include "cudakit/tensor/detail/cublas_context.hpp"
 #include "cudakit/tensor/matmul_hook.hpp"
+#include "tunable/detail/cutlass_gemm.hpp"
 #include "tunable/detail/device_buffer.hpp"
 #include "tunable/detail/gemm_runner.hpp"
 #include "tunable/detail/gemv.hpp"
@@ -304,6 +305,14 @@ Plan make_plan(const GemmKey& key, const Solution& solution) {
     case Solution::Kind::gemv:
       if (!gemv_applicable(key, solution)) refuse("this GEMV kernel does not handle this shape, layout or dtype");
       break;
+    case Solution::Kind::cutlass: {
+      const auto [major, minor] = get_device_capability();
+      if (!cutlass_applicable(key, solution, major * 10 + minor)) {
+        refuse("no CUTLASS kernel of this build handles this shape, layout, dtype or device");
+      }
+      if (!cutlass_built()) refuse("this build of cudakit has no CUTLASS kernels (CUDAKIT_CUTLASS=OFF)");
+      break;
+    }
   }
   return plan;
 }
@@ -327,6 +336,12 @@ void run_plan(Plan& plan, const GemmArgs& args, StreamRef stream, bool report) {
       const GemvProblem p = gemv_problem(key, args.a, args.b, args.c, args.bias, args.alpha, args.beta);
       DeviceBuffer workspace(gemv_workspace_bytes(p, plan.solution.gemv_splits), stream);
       launch_gemv(p, plan.solution, workspace.get(), stream, gemm_accesses(args));
+      return;
+    }
+    case Solution::Kind::cutlass: {
+      const CutlassProblem p = cutlass_problem(key, args.a, args.b, args.c, args.alpha, args.beta, stream.device());
+      DeviceBuffer workspace(cutlass_workspace_bytes(p, plan.solution), stream);
+      launch_cutlass(p, plan.solution, workspace.get(), stream);
       return;
     }
   }

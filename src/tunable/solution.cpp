@@ -8,9 +8,27 @@
 
 namespace cudakit::tunable {
 
+namespace {
+
+// The schedules' words in a Cutlass solution's name.
+constexpr std::pair<CutlassSchedule, std::string_view> kSchedules[] = {
+    {CutlassSchedule::cooperative, "coop"}, {CutlassSchedule::pingpong, "pingpong"}, {CutlassSchedule::stream_k, "streamk"}};
+
+std::string_view schedule_word(CutlassSchedule schedule) {
+  for (const auto& [s, word] : kSchedules) {
+    if (s == schedule) return word;
+  }
+  return "unknown";
+}
+
+}  // namespace
+
 std::string Solution::name() const {
   switch (kind) {
     case Kind::default_: return "Default";
+    case Kind::cutlass:
+      return cudakit::detail::concat("Cutlass_t", cutlass.tile_m, "x", cutlass.tile_n, "x", cutlass.tile_k, "_g",
+                                     cutlass.cluster_m, "x", cutlass.cluster_n, "_", schedule_word(cutlass.schedule));
     case Kind::gemv:
       switch (gemv_kernel) {
         case GemvKernel::stream: return cudakit::detail::concat("GemvStream_r", gemv_rows, "_k", gemv_splits);
@@ -29,7 +47,8 @@ Solution Solution::parse(std::string_view text) {
   const auto fail = [&](std::string_view why) -> Solution {
     throw InvalidArgumentError("Solution::parse",
                                cudakit::detail::concat("solution \"", text, "\": ", why,
-                                              " (expected Default, Gemv_kN, GemvStream_rR_kN, GemvMma_rR_kN or Lt_a..._t..._s..._k..."
+                                              " (expected Default, Gemv_kN, GemvStream_rR_kN, GemvMma_rR_kN, "
+                                              "Cutlass_tMxNxK_gMxN_{coop,pingpong,streamk} or Lt_a..._t..._s..._k..."
                                               "_r..._w..._c..._i..._g...)"));
   };
   std::string_view rest = text;
@@ -48,8 +67,35 @@ Solution Solution::parse(std::string_view text) {
     out = value;
     return true;
   };
+  // "<positive integer><separator>" (no separator at the end: '\0').
+  const auto number = [&](int& out, char separator) {
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), out);
+    if (ec != std::errc() || end == rest.data() || out < 1) return false;
+    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+    if (separator == '\0') return true;
+    if (rest.empty() || rest[0] != separator) return false;
+    rest.remove_prefix(1);
+    return true;
+  };
   Solution s;
   if (text == "Default") return s;
+  if (text.substr(0, 9) == "Cutlass_t") {
+    rest.remove_prefix(9);
+    s.kind = Kind::cutlass;
+    CutlassConfig& c = s.cutlass;
+    if (!number(c.tile_m, 'x') || !number(c.tile_n, 'x') || !number(c.tile_k, '_') || rest.substr(0, 1) != "g") {
+      return fail("a malformed Cutlass solution");
+    }
+    rest.remove_prefix(1);
+    if (!number(c.cluster_m, 'x') || !number(c.cluster_n, '_')) return fail("a malformed Cutlass solution");
+    for (const auto& [schedule, word] : kSchedules) {
+      if (rest == word) {
+        c.schedule = schedule;
+        return s;
+      }
+    }
+    return fail("a Cutlass solution with an unknown schedule (coop, pingpong or streamk)");
+  }
   for (const auto& [prefix, kernel] : {std::pair{std::string_view("GemvStream_"), GemvKernel::stream},
                                        std::pair{std::string_view("GemvMma_"), GemvKernel::mma}}) {
     if (text.substr(0, prefix.size()) != prefix) continue;

@@ -17,6 +17,7 @@
 #include "cudakit/tunable/gemm.hpp"
 #include "cudakit/tunable/tolerance.hpp"
 #include "tunable/detail/check_kernels.hpp"
+#include "tunable/detail/cutlass_gemm.hpp"
 #include "tunable/detail/device_buffer.hpp"
 #include "tunable/detail/gemv.hpp"
 #include "tunable/detail/operand_bytes.hpp"
@@ -34,7 +35,8 @@ namespace cudakit::tunable {
 //    other cluster shapes and swizzle of its first ones (Note [Neighbours of the heuristic's
 //    choices]); enumerated ones beyond (Note [Enumerating algorithms]); cudakit's decode-size kernels where
 //    they apply (detail::gemv_candidates: Gemv_k1-k8, GemvStream_r4/r8, GemvMma_r16/r32, each at
-//    1, 2 and 4 splits).
+//    1, 2 and 4 splits); CUTLASS's Hopper kernels where the build has them and they apply
+//    (detail::cutlass_candidates, Note [CUTLASS candidates]).
 // 3. Each runs once on the first copy; one that throws, or whose output is outside the
 //    tolerance of Default's (Note [GEMM tolerance]; NUMERICAL_CHECK=0 skips the comparison), is
 //    dropped.
@@ -289,6 +291,11 @@ TuningReport tune(const GemmKey& key, OptionalStream stream_arg) {
     }
   }
   for (const Solution& s : detail::gemv_candidates(key)) {
+    solutions.push_back(s);
+    plans.push_back(detail::make_plan(key, s));
+  }
+  const auto [major, minor] = get_device_capability(stream.device());
+  for (const Solution& s : detail::cutlass_candidates(key, major * 10 + minor)) {
     solutions.push_back(s);
     plans.push_back(detail::make_plan(key, s));
   }

@@ -8,6 +8,9 @@
 //   GemvStream_r{rows}_k{splits}              the streaming CUDA-core kernel, `rows` rows a block
 //   GemvMma_r{rows}_k{splits}                 the tensor-core (mma.sync) kernel, 16-bit types
 //                                             (See Note [Decode GEMMs] in src/tunable/gemv.cu)
+//   Cutlass_t{m}x{n}x{k}_g{m}x{n}_{schedule}   a CUTLASS Hopper kernel: tile, cluster shape and
+//                                             schedule (coop, pingpong, streamk); See Note
+//                                             [CUTLASS candidates] in src/tunable/cutlass_gemm.cpp
 // A cuBLASLt algorithm is written by its configuration attributes (CUBLASLT_ALGO_CONFIG_*), not by
 // its opaque bytes: cublasLtMatmulAlgoInit plus these attributes rebuild it in another process,
 // and cublasLtMatmulAlgoCheck says whether it still runs there.
@@ -38,13 +41,23 @@ enum class GemvKernel : std::uint8_t {
   mma,      // GemvMma: 16 or 32 rows a block on tensor cores, k split across the block's warps
 };
 
+// A CUTLASS kernel's configuration (Kind::cutlass): its CTA tile, thread-block cluster and schedule.
+enum class CutlassSchedule : std::uint8_t { cooperative, pingpong, stream_k };
+struct CutlassConfig {
+  int tile_m = 0, tile_n = 0, tile_k = 0;
+  int cluster_m = 1, cluster_n = 1;
+  CutlassSchedule schedule = CutlassSchedule::cooperative;
+  bool operator==(const CutlassConfig&) const = default;
+};
+
 struct Solution {
-  enum class Kind : std::uint8_t { default_, lt, gemv };
+  enum class Kind : std::uint8_t { default_, lt, gemv, cutlass };
   Kind kind = Kind::default_;
   LtAlgoConfig lt;      // Kind::lt
   int gemv_splits = 1;  // Kind::gemv: how many parts k is split into across blocks (1, 2, 4, ...)
   GemvKernel gemv_kernel = GemvKernel::split_k;
   int gemv_rows = 0;    // GemvStream / GemvMma: rows of the big operand a block owns (0 for Gemv_k)
+  CutlassConfig cutlass;  // Kind::cutlass
 
   bool operator==(const Solution&) const = default;
   [[nodiscard]] static Solution default_solution() { return {}; }
