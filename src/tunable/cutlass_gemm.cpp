@@ -77,8 +77,8 @@ CutlassKernel kernel_of(int config, GemmDType dtype, char transa, std::integer_s
 #endif
 
 // The built kernel of `solution` for `p`. @throws InvalidArgumentError when the build lacks it.
-CutlassKernel kernel_for(const CutlassProblem& p, const Solution& solution) {
-  const int config = solution.kind == Solution::Kind::cutlass ? config_index(solution.cutlass) : -1;
+CutlassKernel kernel_for([[maybe_unused]] const CutlassProblem& p, const Solution& solution) {
+  [[maybe_unused]] const int config = solution.kind == Solution::Kind::cutlass ? config_index(solution.cutlass) : -1;
 #if CUDAKIT_HAS_CUTLASS
   if (config >= 0 && (p.dtype == GemmDType::bfloat16 || p.dtype == GemmDType::float16)) {
     return kernel_of(config, p.dtype, p.transa, std::make_integer_sequence<int, kCutlassConfigCount>());

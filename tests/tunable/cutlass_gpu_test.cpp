@@ -17,6 +17,7 @@
 #include "cudakit/tunable/tolerance.hpp"
 #include "cudakit/tunable/tunable.hpp"
 #include "support/gpu_test.hpp"
+#include "tunable/tuning_gpu_fixture.hpp"
 #include "tunable/detail/check_kernels.hpp"
 #include "tunable/detail/cutlass_gemm.hpp"
 
@@ -107,27 +108,7 @@ std::vector<Solution> every_cutlass_solution() {
   return all;
 }
 
-class CutlassGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    CUDAKIT_REQUIRE_GPU();
-    saved_ = options();
-    TuningOptions o = saved_;
-    o.enabled = true;
-    o.tuning = true;
-    o.filename = "";
-    o.max_shape_tuning_ms = 500;
-    set_options(o);
-    clear_results();
-  }
-  void TearDown() override {
-    if (is_available()) {
-      clear_results();
-      set_options(saved_);
-    }
-  }
-  TuningOptions saved_;
-};
+using CutlassGpu = cudakit::testing::TuningGpuTest;
 
 TEST_F(CutlassGpu, EveryKernelMatchesDefaultOnTileMultiplesAndOtherSizes) {
   CUDAKIT_REQUIRE_CUTLASS_ON_HOPPER();

@@ -28,6 +28,7 @@
 #include "cudakit/tunable/tolerance.hpp"
 #include "cudakit/tunable/tunable.hpp"
 #include "support/gpu_test.hpp"
+#include "tunable/tuning_gpu_fixture.hpp"
 #include "tunable/detail/gemv.hpp"
 #include "tunable/detail/lt_gemm.hpp"
 
@@ -194,27 +195,7 @@ GemmKey plain(GemmDType t, char ta, char tb, std::int64_t m, std::int64_t n, std
   return key;
 }
 
-class TunableGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    CUDAKIT_REQUIRE_GPU();
-    saved_ = options();
-    TuningOptions o = saved_;
-    o.enabled = true;
-    o.tuning = true;
-    o.filename = "";  // no file unless a test sets one
-    o.max_shape_tuning_ms = 500;
-    set_options(o);
-    clear_results();
-  }
-  void TearDown() override {
-    if (is_available()) {
-      clear_results();
-      set_options(saved_);
-    }
-  }
-  TuningOptions saved_;
-};
+using TunableGpu = cudakit::testing::TuningGpuTest;
 
 TEST_F(TunableGpu, EveryDtypeAndLayoutMatchesTheReference) {
   for (const GemmDType t : {GemmDType::float32, GemmDType::float16, GemmDType::bfloat16, GemmDType::float64}) {
