@@ -78,15 +78,17 @@ CutlassKernel kernel_of(int config, GemmDType dtype, char transa, std::integer_s
 
 // The built kernel of `solution` for `p`. @throws InvalidArgumentError when the build lacks it.
 CutlassKernel kernel_for([[maybe_unused]] const CutlassProblem& p, const Solution& solution) {
-  [[maybe_unused]] const int config = solution.kind == Solution::Kind::cutlass ? config_index(solution.cutlass) : -1;
+  [[maybe_unused]] const int config =
+      solution.kind == Solution::Kind::cutlass ? config_index(solution.cutlass) : -1;
 #if CUDAKIT_HAS_CUTLASS
   if (config >= 0 && (p.dtype == GemmDType::bfloat16 || p.dtype == GemmDType::float16)) {
     return kernel_of(config, p.dtype, p.transa, std::make_integer_sequence<int, kCutlassConfigCount>());
   }
 #endif
-  throw InvalidArgumentError("tunable::launch_cutlass",
-                             cudakit::detail::concat(solution.name(), ": this build of cudakit has no such CUTLASS kernel",
-                                                     cutlass_built() ? "" : " (built without CUDAKIT_CUTLASS)"));
+  throw InvalidArgumentError(
+      "tunable::launch_cutlass",
+      cudakit::detail::concat(solution.name(), ": this build of cudakit has no such CUTLASS kernel",
+                              cutlass_built() ? "" : " (built without CUDAKIT_CUTLASS)"));
 }
 
 }  // namespace
@@ -98,10 +100,12 @@ bool cutlass_applicable(const GemmKey& key, const Solution& solution, int capabi
   if (capability != kCutlassComputeCapability) return false;
   if (key.op != GemmOp::gemm && key.op != GemmOp::gemm_strided_batched) return false;
   if (key.a_type != GemmDType::bfloat16 && key.a_type != GemmDType::float16) return false;
-  if (key.b_type != key.a_type || key.c_type != key.a_type || key.tf32 || key.epilogue != Epilogue::none) return false;
+  if (key.b_type != key.a_type || key.c_type != key.a_type || key.tf32 || key.epilogue != Epilogue::none)
+    return false;
   if (key.transb != 'n' || (key.transa != 'n' && key.transa != 't')) return false;
   if (key.m <= 16 || key.n <= 16 || key.k < 1) return false;
-  if (key.m > INT_MAX || key.n > INT_MAX || key.k > INT_MAX || key.batch < 1 || key.batch > INT_MAX) return false;
+  if (key.m > INT_MAX || key.n > INT_MAX || key.k > INT_MAX || key.batch < 1 || key.batch > INT_MAX)
+    return false;
   const std::size_t bytes = element_size(key.a_type);
   if (key.alignment < 16) return false;
   for (const std::int64_t ld : {key.lda, key.ldb, key.ldc}) {
@@ -112,8 +116,9 @@ bool cutlass_applicable(const GemmKey& key, const Solution& solution, int capabi
     // broadcast to every batch) or an overlap is refused by the driver at encode time, which
     // CUTLASS reports only on stderr before launching with the broken descriptor.
     const std::int64_t a_columns = key.transa == 'n' ? key.k : key.m;
-    const std::pair<std::int64_t, std::int64_t> strides[] = {
-        {key.stride_a, key.lda * a_columns}, {key.stride_b, key.ldb * key.n}, {key.stride_c, key.ldc * key.n}};
+    const std::pair<std::int64_t, std::int64_t> strides[] = {{key.stride_a, key.lda * a_columns},
+                                                             {key.stride_b, key.ldb * key.n},
+                                                             {key.stride_c, key.ldc * key.n}};
     for (const auto& [stride, matrix] : strides) {
       if (stride < matrix || !is_16_byte_multiple(stride, bytes)) return false;
     }
@@ -132,8 +137,8 @@ std::vector<Solution> cutlass_candidates(const GemmKey& key, int capability) {
   return all;
 }
 
-CutlassProblem cutlass_problem(const GemmKey& key, const void* a, const void* b, void* c, double alpha, double beta,
-                               int device) {
+CutlassProblem cutlass_problem(const GemmKey& key, const void* a, const void* b, void* c, double alpha,
+                               double beta, int device) {
   CutlassProblem p;
   p.dtype = key.a_type;
   p.transa = key.transa;

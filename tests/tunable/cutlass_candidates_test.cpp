@@ -79,10 +79,11 @@ TEST(CutlassCandidates, NamesRoundTripAndSayTileClusterAndSchedule) {
 }
 
 TEST(CutlassCandidates, MalformedNamesAreRefusedWithTheText) {
-  for (const char* bad : {"Cutlass_", "Cutlass_t128x256x64", "Cutlass_t128x256x64_g2x1", "Cutlass_t128x256x64_g2x1_",
-                          "Cutlass_t128x256x64_g2x1_coop_", "Cutlass_t128x256_g2x1_coop", "Cutlass_t0x256x64_g2x1_coop",
-                          "Cutlass_t128x256x64_g2_coop", "Cutlass_t128x256x64_g2x1_fast", "Cutlass_t-128x256x64_g2x1_coop",
-                          "Cutlass_t128x256x64x2_g2x1_coop", "cutlass_t128x256x64_g2x1_coop"}) {
+  for (const char* bad :
+       {"Cutlass_", "Cutlass_t128x256x64", "Cutlass_t128x256x64_g2x1", "Cutlass_t128x256x64_g2x1_",
+        "Cutlass_t128x256x64_g2x1_coop_", "Cutlass_t128x256_g2x1_coop", "Cutlass_t0x256x64_g2x1_coop",
+        "Cutlass_t128x256x64_g2_coop", "Cutlass_t128x256x64_g2x1_fast", "Cutlass_t-128x256x64_g2x1_coop",
+        "Cutlass_t128x256x64x2_g2x1_coop", "cutlass_t128x256x64_g2x1_coop"}) {
     try {
       (void)Solution::parse(bad);
       ADD_FAILURE() << bad << " parsed";
@@ -99,7 +100,8 @@ TEST(CutlassCandidates, OfferedForBf16AndFp16LinearAndMatmulOnHopperOnly) {
   fp16.a_type = fp16.b_type = fp16.c_type = GemmDType::float16;
   EXPECT_TRUE(applies_to_every_config(fp16));
   // sm_90a code: not Ampere, Ada or Blackwell.
-  for (const int capability : {80, 89, 100, 120}) EXPECT_TRUE(applies_to_no_config(linear_key(), capability)) << capability;
+  for (const int capability : {80, 89, 100, 120})
+    EXPECT_TRUE(applies_to_no_config(linear_key(), capability)) << capability;
   // Sizes that are not tile multiples, and n of any value (no operand is contiguous along n).
   EXPECT_TRUE(applies_to_every_config(linear_key(1000, 777, 1032)));
   EXPECT_TRUE(applies_to_every_config(matmul_key(1000, 777, 1032)));
@@ -112,15 +114,24 @@ TEST(CutlassCandidates, RefusedForWhatTheKernelsDoNotDo) {
     EXPECT_TRUE(applies_to_no_config(key)) << what;
   };
   refused("float32", [](GemmKey& k) { k.a_type = k.b_type = k.c_type = GemmDType::float32; });
-  refused("tf32", [](GemmKey& k) { k.a_type = k.b_type = k.c_type = GemmDType::float32; k.tf32 = true; });
+  refused("tf32", [](GemmKey& k) {
+    k.a_type = k.b_type = k.c_type = GemmDType::float32;
+    k.tf32 = true;
+  });
   refused("float64", [](GemmKey& k) { k.a_type = k.b_type = k.c_type = GemmDType::float64; });
   refused("a float32 output", [](GemmKey& k) { k.c_type = GemmDType::float32; });
-  refused("an epilogue", [](GemmKey& k) { k.op = GemmOp::gemm_and_bias; k.epilogue = Epilogue::bias; });
+  refused("an epilogue", [](GemmKey& k) {
+    k.op = GemmOp::gemm_and_bias;
+    k.epilogue = Epilogue::bias;
+  });
   refused("FP8", [](GemmKey& k) {
     k.op = GemmOp::scaled_gemm;
     k.a_type = k.b_type = GemmDType::float8_e4m3;
   });
-  refused("op(B) N-major (transb = t)", [](GemmKey& k) { k.transb = 't'; k.ldb = k.n; });
+  refused("op(B) N-major (transb = t)", [](GemmKey& k) {
+    k.transb = 't';
+    k.ldb = k.n;
+  });
   refused("8-byte aligned pointers", [](GemmKey& k) { k.alignment = 8; });
   refused("lda not a 16-byte multiple", [](GemmKey& k) { k.lda = 4100; });
   refused("ldb not a 16-byte multiple", [](GemmKey& k) { k.ldb = 4097; });

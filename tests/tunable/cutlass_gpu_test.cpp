@@ -30,11 +30,11 @@ using tensor::Tensor;
 
 bool on_hopper() { return get_device_capability() == std::pair{9, 0}; }
 
-#define CUDAKIT_REQUIRE_CUTLASS_ON_HOPPER()                                                              \
-  do {                                                                                                  \
-    CUDAKIT_REQUIRE_GPU();                                                                              \
-    if (!tunable::detail::cutlass_built()) GTEST_SKIP() << "built without CUDAKIT_CUTLASS";             \
-    if (!on_hopper()) GTEST_SKIP() << "the CUTLASS kernels are sm_90a code (compute capability 9.0)";   \
+#define CUDAKIT_REQUIRE_CUTLASS_ON_HOPPER()                                                           \
+  do {                                                                                                \
+    CUDAKIT_REQUIRE_GPU();                                                                            \
+    if (!tunable::detail::cutlass_built()) GTEST_SKIP() << "built without CUDAKIT_CUTLASS";           \
+    if (!on_hopper()) GTEST_SKIP() << "the CUTLASS kernels are sm_90a code (compute capability 9.0)"; \
   } while (0)
 
 GemmKey key_of(GemmDType t, char transa, std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -51,7 +51,8 @@ GemmKey key_of(GemmDType t, char transa, std::int64_t m, std::int64_t n, std::in
   return key;
 }
 
-std::int64_t elements(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch, std::int64_t stride) {
+std::int64_t elements(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch,
+                      std::int64_t stride) {
   return ld * (cols - 1) + rows + (batch - 1) * stride;
 }
 
@@ -67,13 +68,16 @@ struct Operands {
   GemmKey key;
   Tensor a, b, c, reference;
   explicit Operands(const GemmKey& k) : key(k) {
-    const tensor::DType dtype = k.a_type == GemmDType::bfloat16 ? tensor::DType::bfloat16 : tensor::DType::float16;
+    const tensor::DType dtype =
+        k.a_type == GemmDType::bfloat16 ? tensor::DType::bfloat16 : tensor::DType::float16;
     const auto make = [&](std::int64_t count, std::uint64_t seed) {
       Tensor t = tensor::empty({count}, {dtype, Device::cuda()});
-      tunable::detail::fill_random(t.data_ptr(), k.a_type, static_cast<std::size_t>(count), seed, current_stream());
+      tunable::detail::fill_random(t.data_ptr(), k.a_type, static_cast<std::size_t>(count), seed,
+                                   current_stream());
       return t;
     };
-    a = make(elements(k.transa == 'n' ? k.m : k.k, k.transa == 'n' ? k.k : k.m, k.lda, k.batch, k.stride_a), 1);
+    a = make(elements(k.transa == 'n' ? k.m : k.k, k.transa == 'n' ? k.k : k.m, k.lda, k.batch, k.stride_a),
+             1);
     b = make(elements(k.k, k.n, k.ldb, k.batch, k.stride_b), 2);
     c = make(elements(k.m, k.n, k.ldc, k.batch, k.stride_c), 3);
     reference = copy_of(c);
@@ -93,8 +97,8 @@ struct Operands {
     const Tensor start = copy_of(c);
     gemm_with_solution(args(reference, alpha, beta), Solution::default_solution());
     gemm_with_solution(args(c, alpha, beta), solution);
-    const double ratio = tunable::detail::max_tolerance_ratio(c.data_ptr(), reference.data_ptr(), key.c_type, key.m,
-                                                              key.n, key.ldc, key.batch, key.stride_c,
+    const double ratio = tunable::detail::max_tolerance_ratio(c.data_ptr(), reference.data_ptr(), key.c_type,
+                                                              key.m, key.n, key.ldc, key.batch, key.stride_c,
                                                               gemm_tolerance(key), current_stream());
     c.copy_(start);
     reference.copy_(start);
@@ -104,7 +108,8 @@ struct Operands {
 
 std::vector<Solution> every_cutlass_solution() {
   std::vector<Solution> all;
-  for (const CutlassConfig& c : tunable::detail::kCutlassConfigs) all.push_back(tunable::detail::cutlass_solution(c));
+  for (const CutlassConfig& c : tunable::detail::kCutlassConfigs)
+    all.push_back(tunable::detail::cutlass_solution(c));
   return all;
 }
 
@@ -118,7 +123,8 @@ TEST_F(CutlassGpu, EveryKernelMatchesDefaultOnTileMultiplesAndOtherSizes) {
   for (const GemmDType t : {GemmDType::bfloat16, GemmDType::float16}) {
     for (const char transa : {'t', 'n'}) {
       // Tile multiples; m, n, k past them (n odd); a long k; fewer tiles than SMs and more.
-      for (const Size size : {Size{512, 768, 256}, Size{1000, 777, 1032}, Size{264, 136, 4104}, Size{2056, 1544, 1536}}) {
+      for (const Size size :
+           {Size{512, 768, 256}, Size{1000, 777, 1032}, Size{264, 136, 4104}, Size{2056, 1544, 1536}}) {
         const GemmKey key = key_of(t, transa, size.m, size.n, size.k);
         SCOPED_TRACE(key.op_name() + " " + key.signature());
         Operands o(key);
@@ -139,7 +145,7 @@ TEST_F(CutlassGpu, AlphaBetaAndBatchesMatchDefault) {
     key.batch = 3;
     key.stride_a = 392 * 520 + 8;  // padded: not the packed stride
     key.stride_b = 520 * 200 + 16;
-    key.ldc = 400;                 // C's columns padded
+    key.ldc = 400;  // C's columns padded
     key.stride_c = 400 * 200;
     SCOPED_TRACE(key.op_name() + " " + key.signature());
     Operands o(key);
@@ -165,7 +171,8 @@ TEST_F(CutlassGpu, WhatTheKernelsCannotAddressIsRefusedNotRun) {
   nt.transb = 't';
   nt.ldb = nt.n;
   Operands p(nt);
-  EXPECT_THROW(gemm_with_solution(p.args(p.c, 1.0, 0.0), every_cutlass_solution().front()), InvalidArgumentError);
+  EXPECT_THROW(gemm_with_solution(p.args(p.c, 1.0, 0.0), every_cutlass_solution().front()),
+               InvalidArgumentError);
 }
 
 TEST_F(CutlassGpu, TheTunerTimesEveryKernelForABf16KeyAndNoneForFloat32) {
@@ -195,7 +202,8 @@ TEST_F(CutlassGpu, OffHopperTheTunerOffersNone) {
   Operands o(key);
   const TuningReport report = tune(complete_key(o.args(o.c, 1.0, 0.0)));
   for (const Solution& s : report.candidates) EXPECT_NE(s.kind, Solution::Kind::cutlass) << s.name();
-  EXPECT_THROW(gemm_with_solution(o.args(o.c, 1.0, 0.0), every_cutlass_solution().front()), InvalidArgumentError);
+  EXPECT_THROW(gemm_with_solution(o.args(o.c, 1.0, 0.0), every_cutlass_solution().front()),
+               InvalidArgumentError);
 }
 
 }  // namespace

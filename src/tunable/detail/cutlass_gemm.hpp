@@ -64,7 +64,7 @@ struct CutlassProblem {
   void* c = nullptr;  // C and D: beta reads it, the result overwrites it
   float alpha = 1, beta = 0;
   int device = 0;
-  int sm_count = 0;   // the persistent kernels' grid: the key's SM count (a green context's)
+  int sm_count = 0;  // the persistent kernels' grid: the key's SM count (a green context's)
 };
 
 [[nodiscard]] CutlassProblem cutlass_problem(const GemmKey& key, const void* a, const void* b, void* c,

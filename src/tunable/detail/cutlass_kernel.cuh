@@ -44,18 +44,21 @@ struct CutlassGemm {
                                               cutlass::epilogue::TmaWarpSpecializedCooperative>;
   // Both schedules are persistent (a grid of at most one CTA per SM walking the tiles); stream-K
   // also splits k where the tiles do not divide into full waves.
-  using TileScheduler = std::conditional_t<C.schedule == CutlassSchedule::stream_k, cutlass::gemm::StreamKScheduler,
-                                           cutlass::gemm::PersistentScheduler>;
+  using TileScheduler =
+      std::conditional_t<C.schedule == CutlassSchedule::stream_k, cutlass::gemm::StreamKScheduler,
+                         cutlass::gemm::PersistentScheduler>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
-      cutlass::epilogue::collective::EpilogueTileAuto, float, float, Element, LayoutC, kAlignment, Element, LayoutC,
-      kAlignment, EpilogueSchedule>::CollectiveOp;
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float, Element, LayoutC, kAlignment, Element,
+      LayoutC, kAlignment, EpilogueSchedule>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA, kAlignment, Element, LayoutB, kAlignment,
-      float, TileShape, ClusterShape,
-      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA, kAlignment, Element, LayoutB,
+      kAlignment, float, TileShape, ClusterShape,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+          sizeof(typename Epilogue::SharedStorage))>,
       KernelSchedule>::CollectiveOp;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop, Epilogue, TileScheduler>;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop, Epilogue,
+                                                      TileScheduler>;
   using Adapter = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
   static typename Kernel::Arguments arguments(const CutlassProblem& p) {
@@ -84,25 +87,30 @@ struct CutlassGemm {
     return args;
   }
 
-  static std::size_t workspace_bytes(const CutlassProblem& p) { return Adapter::get_workspace_size(arguments(p)); }
+  static std::size_t workspace_bytes(const CutlassProblem& p) {
+    return Adapter::get_workspace_size(arguments(p));
+  }
 
   static void run(const CutlassProblem& p, void* workspace, cudaStream_t stream) {
     const typename Kernel::Arguments args = arguments(p);
     const auto fail = [&](const char* step, cutlass::Status status) {
-      throw InvalidArgumentError("tunable::launch_cutlass",
-                                 cudakit::detail::concat(cutlass_solution(C).name(),
-                                                         ": CUTLASS's ", step, " says \"",
-                                                         cutlass::cutlassGetStatusString(status), "\" for ", p.m, " x ",
-                                                         p.n, " x ", p.k, " (batch ", p.batch, ")"));
+      throw InvalidArgumentError(
+          "tunable::launch_cutlass",
+          cudakit::detail::concat(cutlass_solution(C).name(), ": CUTLASS's ", step, " says \"",
+                                  cutlass::cutlassGetStatusString(status), "\" for ", p.m, " x ", p.n, " x ",
+                                  p.k, " (batch ", p.batch, ")"));
     };
-    if (const cutlass::Status s = Adapter::can_implement(args); s != cutlass::Status::kSuccess) fail("can_implement", s);
+    if (const cutlass::Status s = Adapter::can_implement(args); s != cutlass::Status::kSuccess)
+      fail("can_implement", s);
     // The stream-K schedule's workspace is zeroed on the stream; the others have nothing to do.
-    if (const cutlass::Status s = Kernel::initialize_workspace(args, workspace, stream); s != cutlass::Status::kSuccess) {
+    if (const cutlass::Status s = Kernel::initialize_workspace(args, workspace, stream);
+        s != cutlass::Status::kSuccess) {
       fail("initialize_workspace", s);
     }
     typename Kernel::Params params = Kernel::to_underlying_arguments(args, workspace);
     allow_shared_memory(p.device);
-    if (const cutlass::Status s = Adapter::run(params, stream); s != cutlass::Status::kSuccess) fail("run", s);
+    if (const cutlass::Status s = Adapter::run(params, stream); s != cutlass::Status::kSuccess)
+      fail("run", s);
     CUDAKIT_CHECK_CUDA(cudaGetLastError());
   }
 
@@ -112,7 +120,8 @@ struct CutlassGemm {
     static std::atomic<std::uint64_t> done{0};
     const std::uint64_t bit = device >= 0 && device < 64 ? std::uint64_t{1} << device : 0;
     if (bit && (done.load(std::memory_order_acquire) & bit)) return;
-    CUDAKIT_CHECK_CUDA(cudaFuncSetAttribute(cutlass::device_kernel<Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CUDAKIT_CHECK_CUDA(cudaFuncSetAttribute(cutlass::device_kernel<Kernel>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(Kernel::SharedStorageSize)));
     done.fetch_or(bit, std::memory_order_release);
   }
