@@ -25,7 +25,9 @@ namespace cudakit::tunable::detail {
 // cooperative in a 1x2 cluster (two consumer warp groups on one tile: large square and
 // rectangular shapes), 128x128x64 ping-pong in a 1x2 cluster (two warp groups on alternate tiles,
 // one's epilogue under the other's math: smaller shapes, more tiles), and 128x256x64 with the
-// stream-K schedule (k split where the tiles leave the last wave of SMs part-empty). Each is
+// stream-K schedule (k split where the tiles leave the last wave of SMs part-empty), each at two
+// swizzles of the persistent tile order (1: row after row of tiles; 4: bands of 4 tiles, so that a
+// wave of CTAs shares more of A and B in L2), a run-time choice that costs no build. Each is
 // built for bfloat16 and float16 with float32 accumulation, C and D of the input type, and A
 // K-major (TN: torch's F.linear) or M-major (NN: torch.matmul of row-major tensors); B K-major.
 // Four configurations x two dtypes x two layouts: 16 kernels, one generated source a
@@ -57,7 +59,9 @@ constexpr bool is_16_byte_multiple(std::int64_t elements, std::size_t element_by
          (elements * static_cast<std::int64_t>(element_bytes)) % 16 == 0;
 }
 
-int config_index(const CutlassConfig& config) {
+// The kernel's index in kCutlassConfigs (-1: none): the configuration but for the swizzle.
+int config_index(CutlassConfig config) {
+  config.swizzle = 1;
   const auto* it = std::find(std::begin(kCutlassConfigs), std::end(kCutlassConfigs), config);
   return it == std::end(kCutlassConfigs) ? -1 : static_cast<int>(it - std::begin(kCutlassConfigs));
 }
@@ -97,6 +101,8 @@ bool cutlass_built() noexcept { return CUDAKIT_HAS_CUTLASS != 0; }
 
 bool cutlass_applicable(const GemmKey& key, const Solution& solution, int capability) {
   if (solution.kind != Solution::Kind::cutlass || config_index(solution.cutlass) < 0) return false;
+  const int swizzle = solution.cutlass.swizzle;
+  if (swizzle != 1 && swizzle != 2 && swizzle != 4 && swizzle != 8) return false;
   if (capability != kCutlassComputeCapability) return false;
   if (key.op != GemmOp::gemm && key.op != GemmOp::gemm_strided_batched) return false;
   if (key.a_type != GemmDType::bfloat16 && key.a_type != GemmDType::float16) return false;
@@ -130,9 +136,12 @@ bool cutlass_applicable(const GemmKey& key, const Solution& solution, int capabi
 std::vector<Solution> cutlass_candidates(const GemmKey& key, int capability) {
   std::vector<Solution> all;
   if (!cutlass_built()) return all;
-  for (const CutlassConfig& config : kCutlassConfigs) {
-    const Solution s = cutlass_solution(config);
-    if (cutlass_applicable(key, s, capability)) all.push_back(s);
+  for (CutlassConfig config : kCutlassConfigs) {
+    for (const int swizzle : kCutlassSwizzles) {
+      config.swizzle = swizzle;
+      const Solution s = cutlass_solution(config);
+      if (cutlass_applicable(key, s, capability)) all.push_back(s);
+    }
   }
   return all;
 }
@@ -165,11 +174,15 @@ CutlassProblem cutlass_problem(const GemmKey& key, const void* a, const void* b,
 }
 
 std::size_t cutlass_workspace_bytes(const CutlassProblem& p, const Solution& solution) {
-  return kernel_for(p, solution).workspace_bytes(p);
+  CutlassProblem q = p;
+  q.swizzle = solution.cutlass.swizzle;
+  return kernel_for(q, solution).workspace_bytes(q);
 }
 
 void launch_cutlass(const CutlassProblem& p, const Solution& solution, void* workspace, StreamRef stream) {
-  kernel_for(p, solution).run(p, workspace, stream.handle());
+  CutlassProblem q = p;
+  q.swizzle = solution.cutlass.swizzle;
+  kernel_for(q, solution).run(q, workspace, stream.handle());
 }
 
 }  // namespace cudakit::tunable::detail

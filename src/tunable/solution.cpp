@@ -28,7 +28,8 @@ std::string Solution::name() const {
     case Kind::default_: return "Default";
     case Kind::cutlass:
       return cudakit::detail::concat("Cutlass_t", cutlass.tile_m, "x", cutlass.tile_n, "x", cutlass.tile_k, "_g",
-                                     cutlass.cluster_m, "x", cutlass.cluster_n, "_", schedule_word(cutlass.schedule));
+                                     cutlass.cluster_m, "x", cutlass.cluster_n, "_", schedule_word(cutlass.schedule),
+                                     "_s", cutlass.swizzle);
     case Kind::gemv:
       switch (gemv_kernel) {
         case GemvKernel::stream: return cudakit::detail::concat("GemvStream_r", gemv_rows, "_k", gemv_splits);
@@ -48,7 +49,7 @@ Solution Solution::parse(std::string_view text) {
     throw InvalidArgumentError("Solution::parse",
                                cudakit::detail::concat("solution \"", text, "\": ", why,
                                               " (expected Default, Gemv_kN, GemvStream_rR_kN, GemvMma_rR_kN, "
-                                              "Cutlass_tMxNxK_gMxN_{coop,pingpong,streamk} or Lt_a..._t..._s..._k..."
+                                              "Cutlass_tMxNxK_gMxN_{coop,pingpong,streamk}_sS or Lt_a..._t..._s..._k..."
                                               "_r..._w..._c..._i..._g...)"));
   };
   std::string_view rest = text;
@@ -89,12 +90,14 @@ Solution Solution::parse(std::string_view text) {
     rest.remove_prefix(1);
     if (!number(c.cluster_m, 'x') || !number(c.cluster_n, '_')) return fail("a malformed Cutlass solution");
     for (const auto& [schedule, word] : kSchedules) {
-      if (rest == word) {
+      if (rest.substr(0, word.size()) == word && rest.substr(word.size(), 2) == "_s") {
+        rest.remove_prefix(word.size() + 2);
         c.schedule = schedule;
+        if (!number(c.swizzle, '\0') || !rest.empty()) return fail("a malformed Cutlass solution");
         return s;
       }
     }
-    return fail("a Cutlass solution with an unknown schedule (coop, pingpong or streamk)");
+    return fail("a Cutlass solution with an unknown schedule (coop, pingpong or streamk) or no swizzle");
   }
   for (const auto& [prefix, kernel] : {std::pair{std::string_view("GemvStream_"), GemvKernel::stream},
                                        std::pair{std::string_view("GemvMma_"), GemvKernel::mma}}) {

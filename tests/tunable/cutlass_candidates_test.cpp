@@ -46,6 +46,7 @@ GemmKey matmul_key(std::int64_t m, std::int64_t n, std::int64_t k) {
   return key;
 }
 
+// Each configuration at swizzle 1 (applicability does not depend on the swizzle otherwise).
 bool applies_to_every_config(const GemmKey& key, int capability = kHopper) {
   for (const CutlassConfig& c : kCutlassConfigs) {
     if (!cutlass_applicable(key, cutlass_solution(c), capability)) return false;
@@ -60,30 +61,51 @@ bool applies_to_no_config(const GemmKey& key, int capability = kHopper) {
   return true;
 }
 
-TEST(CutlassCandidates, NamesRoundTripAndSayTileClusterAndSchedule) {
-  for (const CutlassConfig& c : kCutlassConfigs) {
-    const Solution s = cutlass_solution(c);
+TEST(CutlassCandidates, NamesRoundTripAndSayTileClusterScheduleAndSwizzle) {
+  for (const Solution& s : cutlass_candidates(linear_key(), kHopper)) {
     SCOPED_TRACE(s.name());
     EXPECT_EQ(Solution::parse(s.name()), s);
   }
+  for (CutlassConfig c : kCutlassConfigs) {
+    c.swizzle = 8;
+    EXPECT_EQ(Solution::parse(cutlass_solution(c).name()), cutlass_solution(c));
+  }
   CutlassConfig pingpong{128, 128, 64, 1, 2, CutlassSchedule::pingpong};
-  EXPECT_EQ(cutlass_solution(pingpong).name(), "Cutlass_t128x128x64_g1x2_pingpong");
-  CutlassConfig stream_k{256, 128, 64, 2, 1, CutlassSchedule::stream_k};
-  EXPECT_EQ(cutlass_solution(stream_k).name(), "Cutlass_t256x128x64_g2x1_streamk");
+  EXPECT_EQ(cutlass_solution(pingpong).name(), "Cutlass_t128x128x64_g1x2_pingpong_s1");
+  CutlassConfig stream_k{256, 128, 64, 2, 1, CutlassSchedule::stream_k, 4};
+  EXPECT_EQ(cutlass_solution(stream_k).name(), "Cutlass_t256x128x64_g2x1_streamk_s4");
   // A configuration this build does not have still parses (a results file of another build):
   // make_plan refuses it, and the key is tuned again.
-  const Solution other = Solution::parse("Cutlass_t64x128x128_g1x1_coop");
+  const Solution other = Solution::parse("Cutlass_t64x128x128_g1x1_coop_s2");
   EXPECT_EQ(other.kind, Solution::Kind::cutlass);
-  EXPECT_EQ(other.cutlass, (CutlassConfig{64, 128, 128, 1, 1, CutlassSchedule::cooperative}));
+  EXPECT_EQ(other.cutlass, (CutlassConfig{64, 128, 128, 1, 1, CutlassSchedule::cooperative, 2}));
   EXPECT_FALSE(cutlass_applicable(linear_key(), other, kHopper));
+}
+
+TEST(CutlassCandidates, EveryKernelAtSwizzles1To8AndNoOther) {
+  for (CutlassConfig c : kCutlassConfigs) {
+    for (const int swizzle : {1, 2, 4, 8}) {
+      c.swizzle = swizzle;
+      EXPECT_TRUE(cutlass_applicable(linear_key(), cutlass_solution(c), kHopper))
+          << cutlass_solution(c).name();
+    }
+    for (const int swizzle : {3, 16}) {
+      c.swizzle = swizzle;
+      EXPECT_FALSE(cutlass_applicable(linear_key(), cutlass_solution(c), kHopper))
+          << cutlass_solution(c).name();
+    }
+  }
 }
 
 TEST(CutlassCandidates, MalformedNamesAreRefusedWithTheText) {
   for (const char* bad :
        {"Cutlass_", "Cutlass_t128x256x64", "Cutlass_t128x256x64_g2x1", "Cutlass_t128x256x64_g2x1_",
-        "Cutlass_t128x256x64_g2x1_coop_", "Cutlass_t128x256_g2x1_coop", "Cutlass_t0x256x64_g2x1_coop",
-        "Cutlass_t128x256x64_g2_coop", "Cutlass_t128x256x64_g2x1_fast", "Cutlass_t-128x256x64_g2x1_coop",
-        "Cutlass_t128x256x64x2_g2x1_coop", "cutlass_t128x256x64_g2x1_coop"}) {
+        "Cutlass_t128x256x64_g2x1_coop", "Cutlass_t128x256x64_g2x1_coop_", "Cutlass_t128x256x64_g2x1_coop_s",
+        "Cutlass_t128x256x64_g2x1_coop_s0", "Cutlass_t128x256x64_g2x1_coop_s4_",
+        "Cutlass_t128x256x64_g2x1_coops4", "Cutlass_t128x256_g2x1_coop_s1", "Cutlass_t0x256x64_g2x1_coop_s1",
+        "Cutlass_t128x256x64_g2_coop_s1", "Cutlass_t128x256x64_g2x1_fast_s1",
+        "Cutlass_t-128x256x64_g2x1_coop_s1", "Cutlass_t128x256x64x2_g2x1_coop_s1",
+        "cutlass_t128x256x64_g2x1_coop_s1"}) {
     try {
       (void)Solution::parse(bad);
       ADD_FAILURE() << bad << " parsed";
@@ -163,8 +185,9 @@ TEST(CutlassCandidates, RefusedForWhatTheKernelsDoNotDo) {
   EXPECT_TRUE(applies_to_no_config(overlapping));
 }
 
-TEST(CutlassCandidates, TheTunerGetsOneForEachConfigurationWhereTheBuildHasThem) {
-  const std::size_t expected = detail::cutlass_built() ? std::size(kCutlassConfigs) : 0;
+TEST(CutlassCandidates, TheTunerGetsEachConfigurationAtEachSwizzleWhereTheBuildHasThem) {
+  const std::size_t expected =
+      detail::cutlass_built() ? std::size(kCutlassConfigs) * std::size(detail::kCutlassSwizzles) : 0;
   const std::vector<Solution> offered = cutlass_candidates(linear_key(), kHopper);
   EXPECT_EQ(offered.size(), expected);
   for (const Solution& s : offered) EXPECT_EQ(s.kind, Solution::Kind::cutlass);

@@ -106,10 +106,15 @@ struct Operands {
   }
 };
 
+// Every configuration at every swizzle the tuner offers.
 std::vector<Solution> every_cutlass_solution() {
   std::vector<Solution> all;
-  for (const CutlassConfig& c : tunable::detail::kCutlassConfigs)
-    all.push_back(tunable::detail::cutlass_solution(c));
+  for (CutlassConfig c : tunable::detail::kCutlassConfigs) {
+    for (const int swizzle : tunable::detail::kCutlassSwizzles) {
+      c.swizzle = swizzle;
+      all.push_back(tunable::detail::cutlass_solution(c));
+    }
+  }
   return all;
 }
 

@@ -8,9 +8,11 @@
 //   GemvStream_r{rows}_k{splits}              the streaming CUDA-core kernel, `rows` rows a block
 //   GemvMma_r{rows}_k{splits}                 the tensor-core (mma.sync) kernel, 16-bit types
 //                                             (See Note [Decode GEMMs] in src/tunable/gemv.cu)
-//   Cutlass_t{m}x{n}x{k}_g{m}x{n}_{schedule}   a CUTLASS Hopper kernel: tile, cluster shape and
-//                                             schedule (coop, pingpong, streamk); See Note
-//                                             [CUTLASS candidates] in src/tunable/cutlass_gemm.cpp
+//   Cutlass_t{m}x{n}x{k}_g{m}x{n}_{schedule}_s{swizzle}
+//                                             a CUTLASS Hopper kernel: tile, cluster shape,
+//                                             schedule (coop, pingpong, streamk) and the tile
+//                                             order's swizzle; See Note [CUTLASS candidates] in
+//                                             src/tunable/cutlass_gemm.cpp
 // A cuBLASLt algorithm is written by its configuration attributes (CUBLASLT_ALGO_CONFIG_*), not by
 // its opaque bytes: cublasLtMatmulAlgoInit plus these attributes rebuild it in another process,
 // and cublasLtMatmulAlgoCheck says whether it still runs there.
@@ -41,12 +43,14 @@ enum class GemvKernel : std::uint8_t {
   mma,      // GemvMma: 16 or 32 rows a block on tensor cores, k split across the block's warps
 };
 
-// A CUTLASS kernel's configuration (Kind::cutlass): its CTA tile, thread-block cluster and schedule.
+// A CUTLASS kernel's configuration (Kind::cutlass): its CTA tile, thread-block cluster and schedule,
+// and the swizzle of its tile order (a run-time choice: the same kernel at every swizzle).
 enum class CutlassSchedule : std::uint8_t { cooperative, pingpong, stream_k };
 struct CutlassConfig {
   int tile_m = 0, tile_n = 0, tile_k = 0;
   int cluster_m = 1, cluster_n = 1;
   CutlassSchedule schedule = CutlassSchedule::cooperative;
+  int swizzle = 1;
   bool operator==(const CutlassConfig&) const = default;
 };
 

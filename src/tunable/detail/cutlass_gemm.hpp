@@ -26,6 +26,10 @@ inline constexpr CutlassConfig kCutlassConfigs[] = {
 };
 inline constexpr int kCutlassConfigCount = static_cast<int>(std::size(kCutlassConfigs));
 
+// The swizzles of the tile order each configuration is offered at (CUTLASS's max_swizzle_size:
+// 2^s consecutive tiles along one side before the other advances, for L2 reuse).
+inline constexpr int kCutlassSwizzles[] = {1, 4};
+
 // The compute capability the kernels are built for (sm_90a: Hopper only; they do not run on
 // later architectures, whose features differ).
 inline constexpr int kCutlassComputeCapability = 90;
@@ -43,7 +47,7 @@ inline constexpr int kCutlassComputeCapability = 90;
 
 // Whether the kernel of `solution` (a Kind::cutlass one) handles `key` on a device of compute
 // capability `capability` (major * 10 + minor), whether or not this build has it: one of
-// kCutlassConfigs; a gemm or gemm_strided_batched key of bfloat16 or float16 (A, B and C the
+// kCutlassConfigs (at any swizzle of 1, 2, 4 or 8); a gemm or gemm_strided_batched key of bfloat16 or float16 (A, B and C the
 // same type), no epilogue; op(B) K-major (transb = n); 16-byte aligned pointers, leading
 // dimensions, batch strides and contiguous extents (k, and m for transa = n and for C), as TMA
 // needs; batches one after another (no stride 0, no overlap); sizes and the batch within int.
@@ -63,6 +67,7 @@ struct CutlassProblem {
   const void* b = nullptr;
   void* c = nullptr;  // C and D: beta reads it, the result overwrites it
   float alpha = 1, beta = 0;
+  int swizzle = 1;  // the solution's (cutlass_workspace_bytes and launch_cutlass set it)
   int device = 0;
   int sm_count = 0;  // the persistent kernels' grid: the key's SM count (a green context's)
 };

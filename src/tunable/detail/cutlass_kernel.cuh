@@ -84,6 +84,7 @@ struct CutlassGemm {
         {{p.alpha, p.beta}, c, stride_c, c, stride_d}};
     args.hw_info.device_id = p.device;
     args.hw_info.sm_count = p.sm_count;
+    args.scheduler.max_swizzle_size = p.swizzle;
     return args;
   }
 
@@ -94,9 +95,11 @@ struct CutlassGemm {
   static void run(const CutlassProblem& p, void* workspace, cudaStream_t stream) {
     const typename Kernel::Arguments args = arguments(p);
     const auto fail = [&](const char* step, cutlass::Status status) {
+      CutlassConfig named = C;
+      named.swizzle = p.swizzle;
       throw InvalidArgumentError(
           "tunable::launch_cutlass",
-          cudakit::detail::concat(cutlass_solution(C).name(), ": CUTLASS's ", step, " says \"",
+          cudakit::detail::concat(cutlass_solution(named).name(), ": CUTLASS's ", step, " says \"",
                                   cutlass::cutlassGetStatusString(status), "\" for ", p.m, " x ", p.n, " x ",
                                   p.k, " (batch ", p.batch, ")"));
     };
