@@ -72,6 +72,13 @@ def _scale_mode(scale, rows, k, name, transposed):
         f"(128x128 blocks)")
 
 
+def _cublas_scales(scale_a, scale_b, m, n, k):
+    """(A's scale pointer, B's, A's ScaleMode, B's) in cuBLAS's terms, where A is our ``b`` (its rows
+    n) and B our ``a`` (rows m): each scale goes with its operand, pointer and mode alike."""
+    return (scale_b.data_ptr(), scale_a.data_ptr(), _scale_mode(scale_b, n, k, "scale_b", True),
+            _scale_mode(scale_a, m, k, "scale_a", False))
+
+
 def _dtype_name(dtype) -> str:
     name = str(dtype)
     return name[6:] if name.startswith("torch.") else name
@@ -260,15 +267,14 @@ def _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream=None)
             bias = bias.contiguous()
     if (has_bias or activation) and batch > 1:
         raise ValueError("cudakit.matmul: an epilogue (bias or activation) takes 2-D operands")
-    modes = (_SCALAR, _SCALAR)
+    scales = (0, 0, _SCALAR, _SCALAR)
     if fp8:
         op = _SCALED
         if has_bias or activation:
             raise ValueError("cudakit.matmul: float8 products take no epilogue here")
         if batch > 1:
             raise ValueError("cudakit.matmul: float8 products take 2-D operands")
-        # cuBLAS's A is b (its rows n), its B is a (rows m).
-        modes = (_scale_mode(scale_b, N, K, "scale_b", True), _scale_mode(scale_a, M, K, "scale_a", False))
+        scales = _cublas_scales(scale_a, scale_b, M, N, K)
     elif has_bias or activation:
         op = _EPILOGUE
     else:
@@ -277,9 +283,9 @@ def _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream=None)
         op, opa.trans, opb.trans, N, M, K, opa.ptr, opa.ld, opb.ptr, opb.ld, out.data_ptr(), ldc,
         _DTYPE_CODES[ab], _DTYPE_CODES[out_name], batch, opa.batch_stride, opb.batch_stride,
         stride_c if batch > 1 else 0, 1.0, 0.0, bias.data_ptr() if has_bias else 0,
-        _EPILOGUES[(has_bias, activation)], scale_a.data_ptr() if fp8 else 0, scale_b.data_ptr() if fp8 else 0,
+        _EPILOGUES[(has_bias, activation)], scales[0], scales[1],
         _stream_of(a, device) if stream is None else int(getattr(stream, "cuda_stream", stream)), device,
-        ab == "float32" and _tf32_for(a), modes[0], modes[1])
+        ab == "float32" and _tf32_for(a), scales[2], scales[3])
 
 
 def linear(x, weight, bias=None, *, activation=None):

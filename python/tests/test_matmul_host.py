@@ -65,3 +65,14 @@ def test_float8_scale_layouts_are_read_as_torch_scaled_mm_reads_them():
         _scale_mode(host([3, 5]).T, 320, 640, "scale_b", True)
     with pytest.raises(ValueError, match="scale_a must be float32, got float16"):
         _scale_mode(cudakit.full([1], 1.0, dtype="float16", device="cpu"), 256, 512, "scale_a", False)
+
+
+def test_float8_scales_go_with_their_operands_in_cublas_terms():
+    from cudakit.matmul import _OUTER_VEC, _SCALAR, _cublas_scales
+
+    # cuBLAS's A is b (n = 320 rows), its B is a (m = 256): b's scale is A's, pointer and mode alike.
+    scale_a, scale_b = host([256, 1]), host([1, 320])
+    assert _cublas_scales(scale_a, scale_b, 256, 320, 512) == (scale_b.data_ptr(), scale_a.data_ptr(), _OUTER_VEC,
+                                                                _OUTER_VEC)
+    one_a, one_b = host([]), host([1])
+    assert _cublas_scales(one_a, one_b, 256, 320, 512) == (one_b.data_ptr(), one_a.data_ptr(), _SCALAR, _SCALAR)
