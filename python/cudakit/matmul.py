@@ -60,16 +60,17 @@ def _scale_mode(scale, rows, k, name, transposed):
     if len(shape) == 2 and shape == (rows, groups) and (rows == 1 or strides[0] == 1) \
             and (groups == 1 or strides[1] == rows):
         return _VEC128
-    ld = strides[0] if len(shape) == 2 else 0
+    # cuBLASLt takes no stride for a 128x128 scale: its rows lie exactly `groups` rounded up to 4 apart.
+    ld = -(-groups // 4) * 4
     if len(shape) == 2 and shape == (blocks, groups) and (groups == 1 or strides[1] == 1) \
-            and (blocks == 1 or (ld >= groups and ld % 4 == 0)):
+            and (blocks == 1 or strides[0] == ld):
         return _BLK128x128
     t = ".T" if transposed else ""
     raise ValueError(
         f"cudakit.matmul: {name}{t} is {shape} with strides {strides}; for {rows} x {k} it must be one float "
         f"(per tensor), [{rows}, 1] (per {'column' if transposed else 'row'}), [{rows}, {groups}] with strides "
-        f"(1, {rows}) (1x128 groups along k), or [{blocks}, {groups}] with strides (ld, 1), ld a multiple of 4 "
-        f"(128x128 blocks)")
+        f"(1, {rows}) (1x128 groups along k), or [{blocks}, {groups}] with strides ({ld}, 1) "
+        f"(128x128 blocks, rows {ld} apart: cuBLASLt's stride)")
 
 
 def _cublas_scales(scale_a, scale_b, m, n, k):

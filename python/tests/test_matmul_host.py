@@ -60,9 +60,14 @@ def test_float8_scale_layouts_are_read_as_torch_scaled_mm_reads_them():
     # The same scales row-major per token ([256, 4] contiguous) are not what cuBLASLt reads.
     with pytest.raises(ValueError, match=r"scale_a is \(256, 4\) with strides \(4, 1\); for 256 x 512 it must be"):
         _scale_mode(host([256, 4]), 256, 512, "scale_a", False)
-    # 640 columns: 5 groups, whose rows cuBLASLt reads 8 apart; an unpadded [3, 5] is refused.
-    with pytest.raises(ValueError, match=r"ld a multiple of 4 \(128x128 blocks\)"):
+    # 640 columns: 5 groups, whose rows cuBLASLt reads 8 apart; an unpadded [3, 5] is refused, the
+    # first 5 columns of a [3, 8] are taken.
+    with pytest.raises(ValueError, match=r"with strides \(8, 1\) \(128x128 blocks, rows 8 apart"):
         _scale_mode(host([3, 5]).T, 320, 640, "scale_b", True)
+    assert _scale_mode(host([3, 8]).slice(1, 0, 5).T, 320, 640, "scale_b", True) == _BLK128x128
+    # cuBLASLt is given no stride: 4 groups whose rows lie 8 apart would be read 4 apart.
+    with pytest.raises(ValueError, match=r"\(3, 4\) with strides \(8, 1\); .* with strides \(4, 1\)"):
+        _scale_mode(host([3, 8]).slice(1, 0, 4).T, 320, 512, "scale_b", True)
     with pytest.raises(ValueError, match="scale_a must be float32, got float16"):
         _scale_mode(cudakit.full([1], 1.0, dtype="float16", device="cpu"), 256, 512, "scale_a", False)
 
