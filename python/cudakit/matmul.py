@@ -73,6 +73,12 @@ def _scale_mode(scale, rows, k, name, transposed):
         f"(128x128 blocks, rows {ld} apart: cuBLASLt's stride)")
 
 
+def _check_scale_device(scale, name, device):
+    """A scale must be on the operands' GPU: cuBLASLt reads its pointer there."""
+    if not scale.is_cuda or _device_of(scale) != device:
+        raise ValueError(f"cudakit.matmul: {name} is on {scale.device}; the operands are on cuda:{device}")
+
+
 def _cublas_scales(scale_a, scale_b, m, n, k):
     """(A's scale pointer, B's, A's ScaleMode, B's) in cuBLAS's terms, where A is our ``b`` (its rows
     n) and B our ``a`` (rows m): each scale goes with its operand, pointer and mode alike."""
@@ -275,6 +281,8 @@ def _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream=None)
             raise ValueError("cudakit.matmul: float8 products take no epilogue here")
         if batch > 1:
             raise ValueError("cudakit.matmul: float8 products take 2-D operands")
+        _check_scale_device(scale_a, "scale_a", device)
+        _check_scale_device(scale_b, "scale_b", device)
         scales = _cublas_scales(scale_a, scale_b, M, N, K)
     elif has_bias or activation:
         op = _EPILOGUE

@@ -81,3 +81,11 @@ def test_float8_scales_go_with_their_operands_in_cublas_terms():
                                                                 _OUTER_VEC)
     one_a, one_b = host([]), host([1])
     assert _cublas_scales(one_a, one_b, 256, 320, 512) == (one_b.data_ptr(), one_a.data_ptr(), _SCALAR, _SCALAR)
+
+
+def test_float8_scales_off_the_gpu_are_refused():
+    from cudakit.matmul import _check_scale_device
+
+    # cuBLASLt would read a host pointer on the GPU.
+    with pytest.raises(ValueError, match="scale_b is on cpu; the operands are on cuda:0"):
+        _check_scale_device(host([]), "scale_b", 0)
