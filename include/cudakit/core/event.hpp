@@ -26,8 +26,8 @@ struct EventFlags {
 
 // An owning, move-only CUDA event, created lazily on its first record() (torch.cuda.Event). Use it
 // to order streams against each other (wait()), to wait on the host (synchronize()), to time work
-// (elapsed_time()) and to share completion with another process (ipc_handle()). One Event is not
-// safe to record from two threads at once; querying and waiting on it are.
+// (elapsed_time()) and to share completion with another process (ipc_handle()). Not
+// thread-safe while it is recorded: query and wait from several threads only while none records.
 class Event : public EventRef {
  public:
   // @throws InvalidArgumentError when both enable_timing and interprocess are asked for (CUDA
