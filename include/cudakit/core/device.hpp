@@ -83,8 +83,8 @@ std::pair<std::size_t, std::size_t> mem_get_info(int device = -1);
 // @throws StateError under sync debug mode `error` (set_sync_debug_mode), before waiting.
 void synchronize(int device = -1);
 // True when `device` can read and write `peer_device`'s memory directly.
-// @throws InvalidArgumentError for a bad ordinal.
 // Peer access must still be enabled before it is used.
+// @throws InvalidArgumentError for a bad ordinal.
 // @param device the accessing device's ordinal (-1: the current device).
 // @param peer_device the ordinal of the device whose memory is accessed (-1: the current device).
 // @return true when peer access is possible; always true for a device and itself.

@@ -30,10 +30,10 @@ struct EventFlags {
 // thread-safe while it is recorded: query and wait from several threads only while none records.
 class Event : public EventRef {
  public:
-  // @throws InvalidArgumentError when both enable_timing and interprocess are asked for (CUDA
-  // cannot share timing events between processes).
   // No CUDA call is made here (the event is created by its first record or ipc_handle()).
   // @param flags how the event is to be created.
+  // @throws InvalidArgumentError when both enable_timing and interprocess are asked for (CUDA
+  // cannot share timing events between processes).
   explicit Event(EventFlags flags = {});
   // Destroys the CUDA event, if one was created; work that records it still completes. Never
   // throws.

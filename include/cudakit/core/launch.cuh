@@ -88,7 +88,8 @@ inline void trace_launch(const char* name, StreamRef stream, std::span<const Mem
 // @param args the kernel's arguments.
 // @throws CudaError when the launch fails (bad configuration, too many resources, an earlier
 //         sticky error).
-// An exception a trace listener throws leaves the call before the kernel is launched.
+// @throws whatever a trace listener throws (the sanitizer's SanitizerError), before the kernel
+//         is launched.
 template <class... Params, class Make, class... Args>
 void launch_kernel(const char* name, void (*kernel)(Params...), const KernelGeometry& geometry,
                    StreamRef stream, const DeclaredAccesses<Make>& declared, Args&&... args) {
@@ -170,8 +171,8 @@ struct Accesses {
 // @param accesses the kernel's name and the ranges it touches.
 // @param args the kernel's arguments.
 // @throws CudaError when the launch fails.
-// An exception a trace listener throws (the sanitizer's SanitizerError) leaves the call before
-// the kernel is launched.
+// @throws whatever a trace listener throws (the sanitizer's SanitizerError), before the kernel
+//         is launched.
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, StreamRef stream, const Accesses& accesses,
             Args&&... args) {

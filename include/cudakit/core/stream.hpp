@@ -45,8 +45,8 @@ class Stream : public StreamRef {
     return *this;
   }
   // Records a new event (no timing) on this stream and returns it: the event completes when the
-  // work queued so far on the stream has. @throws CudaError.
-  // Stream-ordered on this stream; returns at once.
+  // work queued so far on the stream has. Stream-ordered on this stream; returns at once.
+  // @throws CudaError when the event cannot be created or recorded.
   // @return the recorded event (created without timing).
   // @throws StateError for a moved-from Stream.
   [[nodiscard]] Event record_event() const;

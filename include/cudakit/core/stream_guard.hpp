@@ -16,7 +16,8 @@ namespace cudakit {
 class StreamGuard {
  public:
   // @param stream made current, and its device too, for the calling thread until the guard ends.
-  // @throws StateError for a moved-from Stream; CudaError when its device cannot be made current.
+  // @throws StateError for a moved-from Stream.
+  // @throws CudaError when its device cannot be made current.
   explicit StreamGuard(StreamRef stream);
   // Restores the stream and the device that were current; never throws.
   ~StreamGuard();

@@ -63,8 +63,9 @@ class StreamRef {
   // @return true when every operation queued so far has completed.
   [[nodiscard]] bool query() const;
   // Blocks the host until all work queued on the stream has finished.
-  // @throws CudaError when queued work failed; StateError under sync debug mode `error`
-  // (set_sync_debug_mode), before synchronizing.
+  // @throws CudaError when queued work failed.
+  // @throws StateError under sync debug mode `error` (set_sync_debug_mode), before
+  //         synchronizing.
   void synchronize() const;
   // Makes future work on this stream wait for `event` (no-op if it was never recorded), without
   // blocking the host. The event may belong to another device: CUDA orders streams across
@@ -73,10 +74,10 @@ class StreamRef {
   // @throws CudaError when the wait cannot be queued.
   void wait_event(const EventRef& event) const;
   // Makes future work on this stream wait for all work queued so far on `other` (an event
-  // recorded there and waited on here); the host does not block. @throws CudaError.
-  // A no-op when `other` is this stream. The host-side cost is an event record and a stream wait;
-  // the host never blocks.
+  // recorded there and waited on here); the host does not block. A no-op when `other` is this
+  // stream. The host-side cost is an event record and a stream wait.
   // @param other the stream whose work queued so far this stream's later work waits for.
+  // @throws CudaError when the event or the wait cannot be queued.
   void wait_stream(StreamRef other) const;
 
   // Two refs are equal when they name the same handle on the same device.

@@ -51,14 +51,14 @@ class Graph {
   Graph& operator=(Graph&& other) noexcept;
 
   // Starts capturing the calling thread's current stream (which must not be the legacy default
-  // stream) into this graph: work queued on it from now on is recorded, not run.
+  // stream) into this graph: work queued on it from now on is recorded, not run. Every
+  // registered CaptureHook's capture_begin() runs first, on the calling thread.
   // @param pool {} for a new private pool, or another graph's pool() / graph_pool_handle() to
   //        share one.
   // @param mode which CUDA calls of other threads the capture tolerates (torch's
   //        capture_error_mode).
   // @param enable_annotations record mark_kernels regions (See Note [Kernel annotations] in
   //        src/graphs/annotations.cpp).
-  // Every registered CaptureHook's capture_begin() runs first, on the calling thread.
   // @throws StateError when the graph is not empty, is already capturing, or the stream cannot
   //         capture (the legacy default stream, or one already capturing).
   // @throws CudaError from cudaStreamBeginCapture (the pool is released again).

@@ -20,7 +20,7 @@ void stop();
 // start() for the scope's life; stop() at its end (a failure there is logged).
 class [[nodiscard]] ProfileScope {
  public:
-  // @throws as start().
+  // @throws CudaError as start() (no device, or the runtime refuses).
   ProfileScope();
   // stop(); a failure is logged, never thrown.
   ~ProfileScope();
