@@ -53,6 +53,7 @@ def convert(text):
     """`text` with its documenting comments in Doxygen's form; every line stays on its line."""
     out, stack, pending, seen_code, first_block_done = [], [], "", False, False
     hidden_union_depth = 0
+    in_directive = False
     lines = text.split("\n")
     i = 0
     while i < len(lines):
@@ -88,6 +89,13 @@ def convert(text):
         if t and not in_body:
             line = f"{t.group(1)}{t.group(2)}///< {escaped(t.group(3))}"
         code = re.sub(r'"(?:\\.|[^"\\])*"', '""', line.split("//")[0])
+        # A preprocessor directive and its continued lines are not declarations: their
+        # parentheses must not make the next brace look like a function's body.
+        if stripped.startswith("#") or in_directive:
+            in_directive = line.rstrip().endswith("\\")
+            out.append(line)
+            i += 1
+            continue
         pending += " " + code
         for ch in code:
             if ch == "{":
