@@ -79,13 +79,16 @@ struct GemmKey {
   GemmOp op = GemmOp::gemm;  // which operation, hence the OpName's prefix
   char transa = 'n';  // op(A): 'n' as stored, 't' transposed
   char transb = 'n';  // op(B): 'n' as stored, 't' transposed
-  // The sizes: C is m x n, op(A) m x k, op(B) k x n (elements).
-  std::int64_t m = 0, n = 0, k = 0;
-  // The leading dimensions of A, B and C as stored (elements between columns).
-  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  std::int64_t m = 0,  // rows of op(A) and of C
+      n = 0,           // columns of op(B) and of C
+      k = 0;           // columns of op(A) and rows of op(B): the inner dimension
+  std::int64_t lda = 0,  // A's leading dimension as stored (elements between its columns)
+      ldb = 0,           // B's leading dimension as stored
+      ldc = 0;           // C's leading dimension
   std::int64_t batch = 1;  // GEMMs in the batch (gemm_strided_batched only; else 1)
-  // The elements between one GEMM's A, B and C and the next's (gemm_strided_batched only).
-  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  std::int64_t stride_a = 0,  // elements from one GEMM's A to the next's (gemm_strided_batched only)
+      stride_b = 0,           // elements from one GEMM's B to the next's
+      stride_c = 0;           // elements from one GEMM's C to the next's
   GemmDType a_type = GemmDType::float32;  // A's element type
   GemmDType b_type = GemmDType::float32;  // B's element type (A's, except in ScaledGemm)
   GemmDType c_type = GemmDType::float32;  // the output (and C input); differs only for float8
