@@ -18,8 +18,10 @@ namespace cudakit::nccl::comm {
 // @param tensor a contiguous CUDA tensor
 // @param devices the CUDA ordinals to copy to, each once (an empty list gives an empty result)
 // @return one tensor per entry of `devices`, in their order
-// @throws InvalidArgumentError for a host or strided tensor, or a negative or repeated device.
+// @throws InvalidArgumentError for a host or strided tensor, a dtype NCCL has no type for, or a
+//   negative or repeated device.
 // @throws NcclError when NCCL fails.
+// @throws StateError when NCCL is not available.
 [[nodiscard]] std::vector<tensor::Tensor> broadcast(const tensor::Tensor& tensor, std::span<const int> devices);
 // broadcast of each tensor, one after the other, ordered as broadcast() orders one.
 // @param tensors contiguous CUDA tensors
@@ -39,6 +41,7 @@ namespace cudakit::nccl::comm {
 // @throws InvalidArgumentError naming what differs, for an empty list, a host or strided tensor,
 //   two inputs on one device, or a dtype NCCL has no type for.
 // @throws NcclError when NCCL fails.
+// @throws StateError when NCCL is not available.
 [[nodiscard]] tensor::Tensor reduce_add(std::span<const tensor::Tensor> inputs, int destination = -1);
 // reduce_add of each list: inputs[d][i] is tensor i on device d. Ordered as reduce_add() orders
 // one.
