@@ -44,8 +44,8 @@ struct FlightRecord {
   std::uint64_t seq = 0;  // the operation's sequence number in its communicator, from 1
   std::string op;  // "all_reduce", "send", ...
   DataType dtype = DataType::float32;  // the operation's element type
-  std::uint64_t input_count = 0;   // elements read (0 for recv, and for reduce's non-root output)
-  std::uint64_t output_count = 0;  // elements written (0 for send)
+  std::uint64_t input_count = 0;   // elements read (0 for recv)
+  std::uint64_t output_count = 0;  // elements written (0 for send, and for reduce off its root)
   int peer = -1;  // the root (reduce, broadcast) or the peer (send, recv); -1 otherwise
   std::uint64_t stream = 0;  // the stream's id
   FlightState state = FlightState::enqueued;  // where the operation stood when the records were taken
