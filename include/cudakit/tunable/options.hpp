@@ -8,9 +8,9 @@
 
 namespace cudakit::tunable {
 
-// TunableOp's settings, one field per CUDAKIT_TUNABLEOP_* variable (named after each field). The
-// process's options are read from the environment once and changed with set_options() and the
-// other functions of tunable.hpp.
+// TunableOp's settings, one field per CUDAKIT_TUNABLEOP_* variable (each field's comment names
+// it). The process's options are read from the environment once and changed with set_options()
+// and the other functions of tunable.hpp.
 struct TuningOptions {
   bool enabled = false;        // ENABLED: route GEMMs through TunableOp at all (torch: off)
   bool tuning = true;          // TUNING: tune shapes that have no result yet
