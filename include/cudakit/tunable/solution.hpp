@@ -18,16 +18,20 @@
 
 namespace cudakit::tunable {
 
+// A cuBLASLt algorithm by its configuration attributes: with cublasLtMatmulAlgoInit(algo_id)
+// and these set, the same algorithm is rebuilt in any process whose cuBLASLt still has it.
 struct LtAlgoConfig {
-  int algo_id = 0;
-  int tile = 0;
-  int stages = 0;
-  int splitk = 1;
-  int reduction = 0;
-  int swizzle = 0;
-  int custom = 0;
-  int inner_shape = 0;
-  int cluster_shape = 0;
+  int algo_id = 0;        // the algorithm (cublasLtMatmulAlgoInit's algoId; CUBLASLT_ALGO_CONFIG_ID)
+  int tile = 0;           // CUBLASLT_ALGO_CONFIG_TILE_ID
+  int stages = 0;         // CUBLASLT_ALGO_CONFIG_STAGES_ID
+  int splitk = 1;         // CUBLASLT_ALGO_CONFIG_SPLITK_NUM: parts k is split into (1: none)
+  int reduction = 0;      // CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME: how split-K parts are summed
+  int swizzle = 0;        // CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING
+  int custom = 0;         // CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION
+  int inner_shape = 0;    // CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID
+  int cluster_shape = 0;  // CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID
+  // Whether both name the same algorithm configuration.
+  // @return true when every attribute is equal.
   bool operator==(const LtAlgoConfig&) const = default;
 };
 
@@ -38,17 +42,29 @@ enum class GemvKernel : std::uint8_t {
   mma,      // GemvMma: 16 or 32 rows a block on tensor cores, k split across the block's warps
 };
 
+// One implementation of a GEMM, as a result names it (the grammar above). Only the fields of its
+// kind matter; the others keep their defaults.
 struct Solution {
+  // Which family the implementation is of: cuBLAS's own choice (Default), one cuBLASLt algorithm,
+  // or one of cudakit's decode-size kernels.
   enum class Kind : std::uint8_t { default_, lt, gemv };
-  Kind kind = Kind::default_;
+  Kind kind = Kind::default_;  // the family; decides which fields below matter
   LtAlgoConfig lt;      // Kind::lt
   int gemv_splits = 1;  // Kind::gemv: how many parts k is split into across blocks (1, 2, 4, ...)
-  GemvKernel gemv_kernel = GemvKernel::split_k;
+  GemvKernel gemv_kernel = GemvKernel::split_k;  // Kind::gemv: which kernel
   int gemv_rows = 0;    // GemvStream / GemvMma: rows of the big operand a block owns (0 for Gemv_k)
 
+  // Whether both name the same implementation.
+  // @return true when every field is equal.
   bool operator==(const Solution&) const = default;
+  // @return Default: cuBLAS's (or, for GemmAndBias and ScaledGemm, cuBLASLt's heuristic's) own
+  //   choice.
   [[nodiscard]] static Solution default_solution() { return {}; }
   // A Kind::gemv solution (rows 0 for GemvKernel::split_k).
+  // @param kernel which decode-size kernel
+  // @param rows rows of the big operand a block owns (0 for GemvKernel::split_k)
+  // @param splits how many parts k is split into across blocks
+  // @return the solution (not checked against any key: see gemm_with_solution())
   [[nodiscard]] static Solution gemv(GemvKernel kernel, int rows, int splits) {
     Solution s;
     s.kind = Kind::gemv;
@@ -57,7 +73,12 @@ struct Solution {
     s.gemv_splits = splits;
     return s;
   }
+  // @return the Solution field of a results file for this solution ("Default", "Lt_a66_t...",
+  //   "GemvStream_r8_k2", ...).
   [[nodiscard]] std::string name() const;
+  // The solution name() wrote.
+  // @param text a results file's Solution field
+  // @return the solution it names
   // @throws InvalidArgumentError naming the text and what is wrong with it.
   [[nodiscard]] static Solution parse(std::string_view text);
 };
