@@ -88,8 +88,8 @@ void check_data_type(const char* api, const char* op, DataType dtype, const Nccl
 // torch.cuda.nccl.is_available(tensors): whether the tensors can take part in one
 // single-process collective (tensor_list_problem() finds nothing).
 // @param tensors one tensor per device
-// @return false for an undefined tensor or any problem tensor_list_problem() names
-// @throws InvalidArgumentError for a tensor whose dtype NCCL has no type for (data_type_of()).
+// @return false for an undefined tensor, a dtype NCCL has no type for (data_type_of()), or any
+//   problem tensor_list_problem() names
 [[nodiscard]] bool is_available(std::span<const tensor::Tensor> tensors);
 
 }  // namespace cudakit::nccl
