@@ -55,7 +55,7 @@ struct BlockSnapshot {
   std::size_t requested_size = 0;  // bytes the program asked for; 0 unless allocated
   // active_allocated: in use; active_pending_free: freed, waiting for the streams it was
   // recorded on; inactive: free, reusable.
-  enum class State { active_allocated, active_pending_free, inactive } state = State::inactive;
+  enum class State { active_allocated, active_pending_free, inactive } state = State::inactive;  // its state
   std::shared_ptr<const StackFrames> frames;  // the allocation's context; null when not recorded
 };
 

@@ -52,7 +52,7 @@ struct SnapshotDeviceTrace {
   // What the trace held: alloc entries; free_requested entries; empty_cache operations (runs of
   // segment frees, each read as one torch.cuda.empty_cache()); oom entries; entries of actions
   // not known, skipped.
-  std::size_t allocs = 0, frees = 0, empty_cache_calls = 0, oom_entries = 0, unknown_actions = 0;
+  std::size_t allocs = 0, frees = 0, empty_cache_calls = 0, oom_entries = 0, unknown_actions = 0;  // counts
   std::uint32_t num_slots = 0;  // slots: the most allocations live at once, seeds included
   std::vector<std::int64_t> streams;  // the recorded stream of each dense index
   std::uint64_t peak_requested_bytes = 0;  // seeds included
