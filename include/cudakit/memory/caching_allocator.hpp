@@ -148,8 +148,8 @@ class CachingAllocator {
   // Waits for every pending free, then returns every wholly free segment (and the free tails of
   // expandable ranges) of every pool to its provider, except pools held (hold_pool).
   //
-  // Blocks the host: it waits on the events of pending frees and the provider synchronizes each
-  // stream whose memory it returns (CudaSegmentProvider: cudaStreamSynchronize) before freeing.
+  // Blocks the host: it waits on the events of pending frees, and the provider synchronizes
+  // before memory is returned (CudaSegmentProvider: the whole device, cudaDeviceSynchronize).
   // @throws StateError when the synchronization debug mode is "error" (a synchronizing call).
   void empty_cache();
   // Completes pending frees whose streams' work has finished (does not wait): their blocks become

@@ -132,8 +132,9 @@ void reset_accumulated_memory_stats(int device = -1);
 // Returns cached, unused memory of every device whose allocator exists to the driver
 // (torch.cuda.empty_cache), the pools' included (except pools held by a graph).
 //
-// Blocks the host: pending frees are waited for, and streams whose memory is returned are
-// synchronized before it is freed (under cudaMallocAsync: the device, then the pool is trimmed).
+// Blocks the host: pending frees are waited for, and the device is synchronized
+// (cudaDeviceSynchronize) before cached memory is freed (under cudaMallocAsync as well, before
+// the pool is trimmed).
 // @throws StateError under synchronization debug mode "error" (it synchronizes).
 void empty_cache();
 // Limits reserved memory on `device` to fraction * its total memory. Requests that would pass
