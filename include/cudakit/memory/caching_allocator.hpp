@@ -60,9 +60,12 @@ class CachingAllocator {
   // Memory for use on `stream`, from `pool`. nullptr for 0 bytes.
   //
   // Stream-ordered on `stream`: the block may be used by work queued on `stream` at once, since
-  // any earlier user of it on `stream` runs before. Enqueues no device work and does not wait
-  // for the device, except when no cached or new memory serves the request: then it waits for
-  // pending frees, returns cached memory to the provider (which synchronizes) and retries.
+  // any earlier user of it on `stream` runs before. The call may record events (pending frees,
+  // cross-stream reuse) and, under cross_stream_reuse:dependencies, make `stream` wait for
+  // another stream's event: stream-ordered, the host does not wait. It blocks the host only
+  // where it returns cached memory to the provider, which synchronizes first: past
+  // garbage_collection_threshold, and when no cached or new memory serves the request (it then
+  // waits for pending frees, returns the cache and retries).
   // @param bytes the size requested; the block is rounded up (allocation_size()).
   // @param stream the stream that will use the memory (its cudaStream_t as a StreamKey).
   // @param pool the pool to serve it from; the default pool when omitted.

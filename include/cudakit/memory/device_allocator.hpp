@@ -41,10 +41,11 @@ namespace cudakit::memory {
 // current pool (use_mem_pool) or the default pool. Returns nullptr for 0 bytes.
 //
 // Stream-ordered on `stream` (the current device's current stream when omitted): work queued on
-// it may use the memory at once. The native backend enqueues nothing and does not block, except
-// on the way to an out-of-memory error (pending frees are waited for and the cache is returned
-// to the driver, which synchronizes, before the retry); cudaMallocAsync enqueues the allocation
-// on `stream`. Thread-safe.
+// it may use the memory at once. The native backend queues at most event records and waits
+// (CachingAllocator::allocate) and blocks the host only where it returns cached memory to the
+// driver, which synchronizes first (past garbage_collection_threshold, or before retrying a
+// request that found no memory); cudaMallocAsync enqueues the allocation on `stream`.
+// Thread-safe.
 // @param bytes the size requested, in bytes (rounded up by the allocator).
 // @param stream the stream that will use the memory; its device is the memory's device.
 // @return the device address, or nullptr when `bytes` is 0.

@@ -101,6 +101,8 @@ class HostStreamEvents : public StreamEvents {
   void make_wait(StreamKey waiter, Token token) override;
   bool idle(StreamKey stream) override;
   // Every simulated stream exists until destroy_stream(): serial 1.
+  // @param stream the stream.
+  // @return 1, or 0 once destroy_stream() named it.
   std::uint64_t stream_serial(StreamKey stream) override;
   void release(Token token) noexcept override;
   bool capturing(StreamKey stream) override;
