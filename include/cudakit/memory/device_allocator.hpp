@@ -135,8 +135,10 @@ void reset_accumulated_memory_stats(int device = -1);
 //
 // Blocks the host: pending frees are waited for, and the device is synchronized
 // (cudaDeviceSynchronize) before cached memory is freed (under cudaMallocAsync as well, before
-// the pool is trimmed).
-// @throws StateError under synchronization debug mode "error" (it synchronizes).
+// each device's pool is trimmed). A PluggableAllocator's reset_fn decides for itself.
+// @throws StateError under synchronization debug mode "error", when the caching allocator
+// synchronizes.
+// @throws CudaError when synchronizing or trimming fails (queued work failed).
 void empty_cache();
 // Limits reserved memory on `device` to fraction * its total memory. Requests that would pass
 // the limit fail with OutOfMemoryError (after freeing the cache and retrying).

@@ -16,8 +16,7 @@ using StreamKey = std::uintptr_t;
 
 // The source of a CachingAllocator's memory. The allocator calls it with its own locks held, from
 // any thread (implementations must be thread-safe), and never concurrently for one range.
-// Memory returned by allocate_segment() or map() is used on device streams at once: a provider
-// that queues its allocation must make it usable by work queued afterwards on `stream`.
+// Memory returned by allocate_segment() or map() is handed to the program at once.
 class SegmentProvider {
  public:
   // Destroying a provider does not return memory handed out; the allocator returns it first.

@@ -40,7 +40,7 @@ struct TraceEntry {
   std::uintptr_t address = 0;  // the block's or segment's address (0 for oom)
   std::size_t size = 0;  // bytes: the block's rounded size, the segment's, or the failed request's
   StreamKey stream = 0;  // the stream the block or segment belongs to
-  std::int64_t time_us = 0;  // microseconds since the allocator's history began (a steady clock)
+  std::int64_t time_us = 0;  // microseconds since the allocator was created (a steady clock)
   std::shared_ptr<const StackFrames> frames;  // the context's frames; null when none was kept
 };
 // torch's name of an action ("alloc", "free_requested", ..., "oom").
@@ -71,7 +71,7 @@ struct SegmentSnapshot {
   bool is_small = false;  // "small" or "large" segment type
   bool is_expandable = false;  // an expandable range (expandable_segments)
   PoolId pool;  // the pool the segment belongs to ({0, 0}: the default pool)
-  std::vector<BlockSnapshot> blocks;  // every block, in address order, covering the segment
+  std::vector<BlockSnapshot> blocks;  // its blocks, in address order
 };
 
 // The state of one device's allocator (torch's _snapshot() for one device).
