@@ -258,7 +258,7 @@ class CachingAllocator {
   // @return the default pool's provider (it lives as long as the allocator).
   [[nodiscard]] SegmentProvider& provider() const noexcept;
 
-  // Captures the current call stack for a history entry (the caller's frames, e.g. Python's);
+  // Captures the current call stack for a history entry (the caller's frames, Python's too);
   // may return null for none. Called on the allocating thread, with no allocator lock held.
   using CaptureFrames = std::function<std::shared_ptr<const StackFrames>()>;
   // History (torch's _record_memory_history): what `options` asks for is recorded, with the

@@ -69,7 +69,7 @@ struct SnapshotTrace {
   // The allocator settings the snapshot was recorded with, in torch's keys (defaults where it
   // says nothing; expandable_segments as recorded). `settings_text` is how they read.
   AllocatorConfig settings;
-  std::string settings_text;  // e.g. "PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True'"; "" if none
+  std::string settings_text;  // as recorded: PYTORCH_CUDA_ALLOC_CONF='...'; "" if none
   std::vector<std::string> ignored_settings;  // recorded keys the models do not take, and why
   // The frame of each entry that has one: the innermost Python frame outside torch's own files
   // (else the innermost frame).
