@@ -49,10 +49,12 @@ struct SnapshotDeviceTrace {
   std::vector<SnapshotOp> ops;
   std::size_t seeded_blocks = 0;  // the allocations `ops` starts with (entry == kNoEntry)
   std::uint64_t seeded_bytes = 0;  // their requested bytes, summed
-  // What the trace held: alloc entries; free_requested entries; empty_cache operations (runs of
-  // segment frees, each read as one torch.cuda.empty_cache()); oom entries; entries of actions
-  // not known, skipped.
-  std::size_t allocs = 0, frees = 0, empty_cache_calls = 0, oom_entries = 0, unknown_actions = 0;  // counts
+  // What the trace held, counted by kind.
+  std::size_t allocs = 0,  // alloc entries
+      frees = 0,  // free_requested entries
+      empty_cache_calls = 0,  // runs of segment frees, each read as one torch.cuda.empty_cache()
+      oom_entries = 0,  // oom entries
+      unknown_actions = 0;  // entries of actions not known (skipped)
   std::uint32_t num_slots = 0;  // slots: the most allocations live at once, seeds included
   std::vector<std::int64_t> streams;  // the recorded stream of each dense index
   std::uint64_t peak_requested_bytes = 0;  // seeds included
