@@ -13,20 +13,21 @@ namespace cudakit::tensor {
 // Note that matmul passes its row-major product as the column-major C^T = B^T A^T, so `a` here
 // is matmul's right operand and `b` its left. The scalars are alpha = 1, beta = 0.
 struct MatmulCall {
-  // cuBLAS's operation on A: 'n' (A as stored) or 't' (A transposed).
-  char transa = 'n', transb = 'n';  // cuBLAS's operation on B: 'n' or 't'
-  // The rows of op(A) and of C. On the same line: n, the columns of op(B) and of C; k, the
-  // columns of op(A) and the rows of op(B).
-  std::int64_t m = 0, n = 0, k = 0, batch = 1;  // how many products (1: not batched)
+  char transa = 'n',  // cuBLAS's operation on A: 'n' (A as stored) or 't' (A transposed)
+      transb = 'n';  // cuBLAS's operation on B: 'n' or 't'
+  std::int64_t m = 0,  // the rows of op(A) and of C
+      n = 0,  // the columns of op(B) and of C
+      k = 0,  // the columns of op(A) and the rows of op(B)
+      batch = 1;  // how many products (1: not batched)
   const void* a = nullptr;  // A's first element, in device memory of call.stream's device
-  // A's leading dimension, in elements.
-  std::int64_t lda = 0, stride_a = 0;  // elements between A's batches (0: one A for all)
+  std::int64_t lda = 0,  // A's leading dimension, in elements
+      stride_a = 0;  // elements between A's batches (0: one A for all)
   const void* b = nullptr;  // B's first element
-  // B's leading dimension, in elements.
-  std::int64_t ldb = 0, stride_b = 0;  // elements between B's batches (0: one B for all)
+  std::int64_t ldb = 0,  // B's leading dimension, in elements
+      stride_b = 0;  // elements between B's batches (0: one B for all)
   void* c = nullptr;  // C's first element (written, not read: beta is 0)
-  // C's leading dimension, in elements.
-  std::int64_t ldc = 0, stride_c = 0;  // elements between C's batches
+  std::int64_t ldc = 0,  // C's leading dimension, in elements
+      stride_c = 0;  // elements between C's batches
   DType dtype = DType::float32;  // of A, B and C: float32, float16, bfloat16 or float64
   StreamRef stream;  // where the product must be queued (its device is current)
 };
