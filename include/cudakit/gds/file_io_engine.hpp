@@ -89,7 +89,7 @@ void check_within_file(const EngineFile& file, std::span<const IoSegment> segmen
 // @throws InvalidArgumentError naming path, offset, size and the file's size for a segment that
 // reaches past the end of the file.
 // @throws IoError naming path, offset and errno for a failed or short read.
-// @b Throws: whatever the copier throws.
+// @throws whatever the copier throws.
 IoReport engine_read(const EngineFile& file, std::span<const IoSegment> segments,
                      StagingCopier& copier, const IoTuning& tuning);
 

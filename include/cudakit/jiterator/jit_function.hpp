@@ -63,12 +63,13 @@ struct JitCallOptions {
 // threads at once.
 class JitFunction {
  public:
-  // The single output, with every scalar at its default. Stream-ordered on the current stream
-  // of the tensors' device; returns before the kernel completes.
+  // The output, with every scalar at its default (a multi-output function computes all its
+  // outputs and returns the first: use call() for the others). Stream-ordered on the current
+  // stream of the tensors' device; returns before the kernel completes.
   // @tparam Inputs tensor::Tensor, Scalar or arithmetic types
   // @param inputs the inputs, in the entry function's order
   // @return the new output tensor
-  // @throws InvalidArgumentError for a multi-output function, and as call().
+  // @throws InvalidArgumentError as call() (and NvrtcError, StateError, CudaError).
   template <class... Inputs>
   tensor::Tensor operator()(const Inputs&... inputs) const {
     const JitArgument arguments[] = {JitArgument(inputs)...};

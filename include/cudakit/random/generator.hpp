@@ -83,7 +83,7 @@ class Generator {
   // @param counters the Philox counters the draw uses (counters_per_draw())
   // @param stream the stream the draw will be queued on, to be checked; none: not checked
   // @return the state to pass to the kernel
-  // @throws StateError in that case.
+  // @throws StateError for a capturing `stream` while the generator is not capturing.
   // @throws CudaError when the stream's capture status cannot be read.
   [[nodiscard]] PhiloxState philox_state(std::uint64_t counters,
                                          std::optional<StreamRef> stream = std::nullopt);

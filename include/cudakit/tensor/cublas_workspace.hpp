@@ -19,8 +19,9 @@ namespace cudakit::tensor {
 // before.
 // @param device a CUDA ordinal, or -1 for the calling thread's current device
 // @return the workspace size in bytes
-// @throws InvalidArgumentError when CUBLAS_WORKSPACE_CONFIG is set but malformed.
-// @throws CudaError for a bad device or without one (only when the variable is unset).
+// @throws InvalidArgumentError when CUBLAS_WORKSPACE_CONFIG is set but malformed, or (the
+//   variable unset) for an ordinal that does not exist.
+// @throws CudaError without a device (only when the variable is unset).
 [[nodiscard]] std::size_t cublas_workspace_size(int device = -1);
 
 // Returns the calling thread's eager workspaces to the caching allocator (stream-ordered), and
