@@ -69,8 +69,9 @@ class IoTicket {
 };
 
 // An open file that loads into and saves from device or host memory (See Note [Four paths]).
-// Not copyable or movable. Calls on one GdsFile from several threads are allowed (the async ones
-// do so); their reports are recorded under a lock.
+// Not copyable or movable. Transfers may run on several threads at once (the async calls do);
+// their reports are recorded under a lock. The cuFile registrations (register_handle,
+// register_buffer and their inverses) must not race with transfers.
 class GdsFile {
  public:
   // Opens `path` with open(2)'s `flags` (O_RDONLY to load, O_RDWR | O_CREAT to save; new files

@@ -105,11 +105,10 @@ class JitReduction {
 };
 
 // A reduction from two functions in strings (see above). Nothing is compiled until the first
-// call.
-// @param map_code one or more C++ functions; the last maps one element's inputs to a value
-// @param combine_code one or more C++ functions; the last combines two values (associative)
-// @param identity a C++ expression: the value of an empty reduction ("0", "-INFINITY", ...)
-// @param defaults map's scalar parameters, by name, with their default values
+// call. `map_code` is one or more C++ functions, the last mapping one element's inputs to a
+// value; `combine_code` one or more, the last combining two values (associatively); `identity`
+// a C++ expression, the value of an empty reduction ("0", "-INFINITY", ...); `defaults` map's
+// scalar parameters, by name, with their default values.
 // @return the reduction, ready to call
 // @throws InvalidArgumentError when either function cannot be parsed, combine does not take
 //   two parameters, the identity is empty, or a default names no parameter of map.

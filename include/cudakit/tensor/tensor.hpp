@@ -171,8 +171,9 @@ class Tensor {
   //   one (can_cast), any device
   // @param stream the stream of the copy (see above); default: the current stream of that
   //   tensor's device
-  // @param non_blocking for a copy to pinned host memory with no conversion: return without
-  //   waiting for the copy (synchronize `stream` before reading)
+  // @param non_blocking for a device-to-host copy into a pinned, contiguous tensor of src's shape
+  //   and dtype: return without waiting for the copy (synchronize the stream before reading);
+  //   ignored otherwise
   // @return *this
   // @throws InvalidArgumentError for shapes that do not match (naming both), a dtype pair that
   //   does not convert (float4_e2m1fn_x2 with another) or a stream of another device.
