@@ -6,7 +6,7 @@
 namespace cudakit::tensor {
 
 // A tensor's place (torch.device): the host, or the CUDA device of one ordinal. A value type;
-// a cuda Device always holds a resolved ordinal (never -1).
+// make a CUDA one with Device::cuda(), which resolves -1 to the current ordinal.
 struct Device {
   // Which kind of memory: `cpu` (host memory) or `cuda` (the memory of one CUDA device).
   enum class Type { cpu, cuda };
