@@ -46,6 +46,7 @@ def escaped(text):
 
 USING_MEMBER = re.compile(r"^\s*using\s+[\w:]+::\w+\s*;")
 ANONYMOUS_UNION = re.compile(r"^\s*union\s*\{")
+ALIGNMENT = re.compile(r"\b(alignas|__align__)\s*\([^()]*\)")
 SCOPE = re.compile(r"\b(namespace|class|struct|union|enum|extern)\b")
 
 
@@ -99,7 +100,10 @@ def convert(text):
         pending += " " + code
         for ch in code:
             if ch == "{":
-                stack.append("scope" if SCOPE.search(pending) and "(" not in pending.split("{")[0][-60:] else "body")
+                # `struct alignas(8) x {` opens a scope: an attribute's parentheses are not a
+                # parameter list.
+                head = ALIGNMENT.sub("", pending.split("{")[0])
+                stack.append("scope" if SCOPE.search(pending) and "(" not in head[-60:] else "body")
                 pending = ""
             elif ch == "}":
                 if stack:

@@ -149,7 +149,7 @@ class JitFunction {
   [[nodiscard]] std::vector<std::string> scalar_names() const;
 
  private:
-  friend JitFunction create_multi_output_jit_fn(std::string, int, ScalarDefaults);
+  friend JitFunction create_multi_output_jit_fn(std::string code, int num_outputs, ScalarDefaults defaults);
   explicit JitFunction(std::shared_ptr<detail::ElementwiseProgram> program)
       : program_(std::move(program)) {}
   std::shared_ptr<detail::ElementwiseProgram> program_;
@@ -164,10 +164,10 @@ class JitFunction {
 //   16 inputs, or a default names no parameter of it (before any compilation).
 [[nodiscard]] JitFunction create_jit_fn(std::string code, ScalarDefaults defaults = {});
 // The same with `num_outputs` outputs, the entry's last parameters, taken by reference
-// (torch's _create_multi_output_jit_fn). Nothing is compiled until the first call. `code` is
-// one or more C++ functions, the last the entry, returning void; `num_outputs` (at least 1) is
-// how many of its last parameters are outputs; `defaults` are the scalar parameters, by name,
-// with their default values.
+// (torch's _create_multi_output_jit_fn). Nothing is compiled until the first call.
+// @param code one or more C++ functions, the last the entry, returning void.
+// @param num_outputs how many of the entry's last parameters are outputs (at least 1).
+// @param defaults the scalar parameters, by name, with their default values.
 // @return the function, ready to call
 // @throws InvalidArgumentError as create_jit_fn, and when num_outputs is out of range or does
 //   not match the entry's output parameters.

@@ -98,17 +98,19 @@ class JitReduction {
   [[nodiscard]] int num_inputs() const;
 
  private:
-  friend JitReduction create_jit_reduction(std::string, std::string, std::string, ScalarDefaults);
+  friend JitReduction create_jit_reduction(std::string map_code, std::string combine_code, std::string identity,
+                                           ScalarDefaults defaults);
   explicit JitReduction(std::shared_ptr<detail::ReductionProgram> program)
       : program_(std::move(program)) {}
   std::shared_ptr<detail::ReductionProgram> program_;
 };
 
 // A reduction from two functions in strings (see above). Nothing is compiled until the first
-// call. `map_code` is one or more C++ functions, the last mapping one element's inputs to a
-// value; `combine_code` one or more, the last combining two values (associatively); `identity`
-// a C++ expression, the value of an empty reduction ("0", "-INFINITY", ...); `defaults` map's
-// scalar parameters, by name, with their default values.
+// call.
+// @param map_code one or more C++ functions, the last mapping one element's inputs to a value.
+// @param combine_code one or more C++ functions, the last combining two values (associatively).
+// @param identity a C++ expression, the value of an empty reduction ("0", "-INFINITY", ...).
+// @param defaults the map's scalar parameters, by name, with their default values.
 // @return the reduction, ready to call
 // @throws InvalidArgumentError when either function cannot be parsed, combine does not take
 //   two parameters, the identity is empty, or a default names no parameter of map.
