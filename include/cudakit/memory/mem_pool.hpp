@@ -111,6 +111,7 @@ using use_mem_pool = MemPoolContext;
 // The pool the calling thread's allocations on `device` go to ({0,0}: the default pool).
 // @param device a device ordinal, 0 to 63 (-1 is not resolved here).
 // @return the thread's current pool on that device.
+// @throws InvalidArgumentError for an ordinal outside 0 to 63.
 [[nodiscard]] PoolId current_pool(int device);
 // Routes the calling thread's allocations on `device` to `pool` (as use_mem_pool does, without
 // a MemPool object) and returns the pool they went to before. Graph capture uses it to send the
@@ -118,6 +119,7 @@ using use_mem_pool = MemPoolContext;
 // @param device a device ordinal, 0 to 63 (-1 is not resolved here).
 // @param pool the pool to route to; {0, 0} for the default pool. Not checked until an allocation.
 // @return the pool that was current before.
+// @throws InvalidArgumentError for an ordinal outside 0 to 63.
 PoolId exchange_current_pool(int device, PoolId pool);
 
 }  // namespace cudakit::memory
