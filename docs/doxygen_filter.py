@@ -46,6 +46,7 @@ def escaped(text):
 
 USING_MEMBER = re.compile(r"^\s*using\s+[\w:]+::\w+\s*;")
 ANONYMOUS_UNION = re.compile(r"^\s*union\s*\{")
+ALIGNMENT = re.compile(r"\b(alignas|__align__)\s*\([^()]*\)")
 SCOPE = re.compile(r"\b(namespace|class|struct|union|enum|extern)\b")
 
 
@@ -53,6 +54,7 @@ def convert(text):
     """`text` with its documenting comments in Doxygen's form; every line stays on its line."""
     out, stack, pending, seen_code, first_block_done = [], [], "", False, False
     hidden_union_depth = 0
+    in_directive = False
     lines = text.split("\n")
     i = 0
     while i < len(lines):
@@ -88,10 +90,20 @@ def convert(text):
         if t and not in_body:
             line = f"{t.group(1)}{t.group(2)}///< {escaped(t.group(3))}"
         code = re.sub(r'"(?:\\.|[^"\\])*"', '""', line.split("//")[0])
+        # A preprocessor directive and its continued lines are not declarations: their
+        # parentheses must not make the next brace look like a function's body.
+        if stripped.startswith("#") or in_directive:
+            in_directive = line.rstrip().endswith("\\")
+            out.append(line)
+            i += 1
+            continue
         pending += " " + code
         for ch in code:
             if ch == "{":
-                stack.append("scope" if SCOPE.search(pending) and "(" not in pending.split("{")[0][-60:] else "body")
+                # `struct alignas(8) x {` opens a scope: an attribute's parentheses are not a
+                # parameter list.
+                head = ALIGNMENT.sub("", pending.split("{")[0])
+                stack.append("scope" if SCOPE.search(pending) and "(" not in head[-60:] else "body")
                 pending = ""
             elif ch == "}":
                 if stack:

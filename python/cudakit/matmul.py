@@ -60,16 +60,30 @@ def _scale_mode(scale, rows, k, name, transposed):
     if len(shape) == 2 and shape == (rows, groups) and (rows == 1 or strides[0] == 1) \
             and (groups == 1 or strides[1] == rows):
         return _VEC128
-    ld = strides[0] if len(shape) == 2 else 0
+    # cuBLASLt takes no stride for a 128x128 scale: its rows lie exactly `groups` rounded up to 4 apart.
+    ld = -(-groups // 4) * 4
     if len(shape) == 2 and shape == (blocks, groups) and (groups == 1 or strides[1] == 1) \
-            and (blocks == 1 or (ld >= groups and ld % 4 == 0)):
+            and (blocks == 1 or strides[0] == ld):
         return _BLK128x128
     t = ".T" if transposed else ""
     raise ValueError(
         f"cudakit.matmul: {name}{t} is {shape} with strides {strides}; for {rows} x {k} it must be one float "
         f"(per tensor), [{rows}, 1] (per {'column' if transposed else 'row'}), [{rows}, {groups}] with strides "
-        f"(1, {rows}) (1x128 groups along k), or [{blocks}, {groups}] with strides (ld, 1), ld a multiple of 4 "
-        f"(128x128 blocks)")
+        f"(1, {rows}) (1x128 groups along k), or [{blocks}, {groups}] with strides ({ld}, 1) "
+        f"(128x128 blocks, rows {ld} apart: cuBLASLt's stride)")
+
+
+def _check_scale_device(scale, name, device):
+    """A scale must be on the operands' GPU: cuBLASLt reads its pointer there."""
+    if not scale.is_cuda or _device_of(scale) != device:
+        raise ValueError(f"cudakit.matmul: {name} is on {scale.device}; the operands are on cuda:{device}")
+
+
+def _cublas_scales(scale_a, scale_b, m, n, k):
+    """(A's scale pointer, B's, A's ScaleMode, B's) in cuBLAS's terms, where A is our ``b`` (its rows
+    n) and B our ``a`` (rows m): each scale goes with its operand, pointer and mode alike."""
+    return (scale_b.data_ptr(), scale_a.data_ptr(), _scale_mode(scale_b, n, k, "scale_b", True),
+            _scale_mode(scale_a, m, k, "scale_a", False))
 
 
 def _dtype_name(dtype) -> str:
@@ -260,15 +274,16 @@ def _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream=None)
             bias = bias.contiguous()
     if (has_bias or activation) and batch > 1:
         raise ValueError("cudakit.matmul: an epilogue (bias or activation) takes 2-D operands")
-    modes = (_SCALAR, _SCALAR)
+    scales = (0, 0, _SCALAR, _SCALAR)
     if fp8:
         op = _SCALED
         if has_bias or activation:
             raise ValueError("cudakit.matmul: float8 products take no epilogue here")
         if batch > 1:
             raise ValueError("cudakit.matmul: float8 products take 2-D operands")
-        # cuBLAS's A is b (its rows n), its B is a (rows m).
-        modes = (_scale_mode(scale_b, N, K, "scale_b", True), _scale_mode(scale_a, M, K, "scale_a", False))
+        _check_scale_device(scale_a, "scale_a", device)
+        _check_scale_device(scale_b, "scale_b", device)
+        scales = _cublas_scales(scale_a, scale_b, M, N, K)
     elif has_bias or activation:
         op = _EPILOGUE
     else:
@@ -277,9 +292,9 @@ def _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream=None)
         op, opa.trans, opb.trans, N, M, K, opa.ptr, opa.ld, opb.ptr, opb.ld, out.data_ptr(), ldc,
         _DTYPE_CODES[ab], _DTYPE_CODES[out_name], batch, opa.batch_stride, opb.batch_stride,
         stride_c if batch > 1 else 0, 1.0, 0.0, bias.data_ptr() if has_bias else 0,
-        _EPILOGUES[(has_bias, activation)], scale_a.data_ptr() if fp8 else 0, scale_b.data_ptr() if fp8 else 0,
+        _EPILOGUES[(has_bias, activation)], scales[0], scales[1],
         _stream_of(a, device) if stream is None else int(getattr(stream, "cuda_stream", stream)), device,
-        ab == "float32" and _tf32_for(a), modes[0], modes[1])
+        ab == "float32" and _tf32_for(a), scales[2], scales[3])
 
 
 def linear(x, weight, bias=None, *, activation=None):

@@ -129,6 +129,40 @@ def test_float8_with_scales_matches_scaled_mm(out_dtype):
 
 
 @requires_gpu
+@requires_torch_gpu
+@pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9,
+                    reason="cuBLASLt's outer-vector and block FP8 scales run on compute capability 9.x")
+@pytest.mark.parametrize("scheme", ["rows", "blocks"])
+def test_float8_row_and_block_scales_scale_their_own_operands(scheme):
+    """Per row of a and column of b, or a per token in 1x128 groups and b in 128x128 blocks (the .T of
+    a checkpoint's weight_scale_inv), with m != n: a scale handed to the other operand reads the
+    wrong number of floats and scales the wrong rows. Checked against the float64 product of the
+    dequantized operands."""
+    m, k, n = 64, 512, 256
+    a = rand(m, k, dtype=torch.float32, seed=6).to(torch.float8_e4m3fn)
+    b = rand(n, k, dtype=torch.float32, seed=7).to(torch.float8_e4m3fn).t()  # column-major, as _scaled_mm
+    g = torch.Generator(device="cuda").manual_seed(8)
+
+    def positive(*shape):
+        return torch.rand(*shape, device="cuda", generator=g) + 0.5
+
+    if scheme == "rows":
+        scale_a, scale_b = positive(m, 1), positive(1, n)
+        a_full, b_full = scale_a.expand(m, k), scale_b.expand(k, n)
+    else:
+        scale_a = positive(k // 128, m).t()  # [m, k/128] with strides (1, m)
+        weight_scale_inv = positive(n // 128, k // 128)
+        scale_b = weight_scale_inv.t()
+        a_full = scale_a.repeat_interleave(128, dim=1)
+        b_full = weight_scale_inv.repeat_interleave(128, dim=0).repeat_interleave(128, dim=1).t()
+    want = (a.double() * a_full.double()) @ (b.double() * b_full.double())
+    got = cudakit.matmul(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.float32)
+    err = (got.double() - want).abs().max().item()
+    scale = want.abs().max().item()
+    assert err <= 2e-3 * scale, f"{scheme}: max error {err} against scale {scale}"
+
+
+@requires_gpu
 def test_cudakit_arrays():
     a = cudakit.rand([48, 80], dtype="float32")
     b = cudakit.rand([80, 24], dtype="float32")

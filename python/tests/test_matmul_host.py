@@ -60,8 +60,32 @@ def test_float8_scale_layouts_are_read_as_torch_scaled_mm_reads_them():
     # The same scales row-major per token ([256, 4] contiguous) are not what cuBLASLt reads.
     with pytest.raises(ValueError, match=r"scale_a is \(256, 4\) with strides \(4, 1\); for 256 x 512 it must be"):
         _scale_mode(host([256, 4]), 256, 512, "scale_a", False)
-    # 640 columns: 5 groups, whose rows cuBLASLt reads 8 apart; an unpadded [3, 5] is refused.
-    with pytest.raises(ValueError, match=r"ld a multiple of 4 \(128x128 blocks\)"):
+    # 640 columns: 5 groups, whose rows cuBLASLt reads 8 apart; an unpadded [3, 5] is refused, the
+    # first 5 columns of a [3, 8] are taken.
+    with pytest.raises(ValueError, match=r"with strides \(8, 1\) \(128x128 blocks, rows 8 apart"):
         _scale_mode(host([3, 5]).T, 320, 640, "scale_b", True)
+    assert _scale_mode(host([3, 8]).slice(1, 0, 5).T, 320, 640, "scale_b", True) == _BLK128x128
+    # cuBLASLt is given no stride: 4 groups whose rows lie 8 apart would be read 4 apart.
+    with pytest.raises(ValueError, match=r"\(3, 4\) with strides \(8, 1\); .* with strides \(4, 1\)"):
+        _scale_mode(host([3, 8]).slice(1, 0, 4).T, 320, 512, "scale_b", True)
     with pytest.raises(ValueError, match="scale_a must be float32, got float16"):
         _scale_mode(cudakit.full([1], 1.0, dtype="float16", device="cpu"), 256, 512, "scale_a", False)
+
+
+def test_float8_scales_go_with_their_operands_in_cublas_terms():
+    from cudakit.matmul import _OUTER_VEC, _SCALAR, _cublas_scales
+
+    # cuBLAS's A is b (n = 320 rows), its B is a (m = 256): b's scale is A's, pointer and mode alike.
+    scale_a, scale_b = host([256, 1]), host([1, 320])
+    assert _cublas_scales(scale_a, scale_b, 256, 320, 512) == (scale_b.data_ptr(), scale_a.data_ptr(), _OUTER_VEC,
+                                                                _OUTER_VEC)
+    one_a, one_b = host([]), host([1])
+    assert _cublas_scales(one_a, one_b, 256, 320, 512) == (one_b.data_ptr(), one_a.data_ptr(), _SCALAR, _SCALAR)
+
+
+def test_float8_scales_off_the_gpu_are_refused():
+    from cudakit.matmul import _check_scale_device
+
+    # cuBLASLt would read a host pointer on the GPU.
+    with pytest.raises(ValueError, match="scale_b is on cpu; the operands are on cuda:0"):
+        _check_scale_device(host([]), "scale_b", 0)

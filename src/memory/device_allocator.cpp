@@ -47,6 +47,14 @@ Registry& registry() {
 // loaded by dlopen after start-up (Python importing cudakit) must fit glibc's small surplus of it.
 thread_local std::unique_ptr<std::array<PoolId, kMaxDevices>> t_current_pools;
 
+// Refuses an ordinal outside the tables indexed by it (0 to kMaxDevices - 1).
+void check_device_ordinal(int device, const char* api) {
+  if (device < 0 || device >= kMaxDevices) {
+    throw InvalidArgumentError(api, cudakit::detail::concat("device ordinal ", device, " is out of range 0..",
+                                                           kMaxDevices - 1));
+  }
+}
+
 PoolId pool_of_this_thread(int device) {
   return t_current_pools ? (*t_current_pools)[static_cast<std::size_t>(device)] : PoolId{};
 }
@@ -67,9 +75,13 @@ CachingAllocator& device_allocator(int device) {
   return *r.owned.back();
 }
 
-PoolId current_pool(int device) { return pool_of_this_thread(device); }
+PoolId current_pool(int device) {
+  check_device_ordinal(device, "current_pool");
+  return pool_of_this_thread(device);
+}
 
 PoolId exchange_current_pool(int device, PoolId pool) {
+  check_device_ordinal(device, "exchange_current_pool");
   if (!t_current_pools) t_current_pools = std::make_unique<std::array<PoolId, kMaxDevices>>();
   return std::exchange((*t_current_pools)[static_cast<std::size_t>(device)], pool);
 }
@@ -223,10 +235,7 @@ bool is_native(const detail::AllocatorBackend& b) { return &b == &native_backend
 // taken as it is (the host tier runs it without a GPU); -1 and the CUDA backends ask the runtime.
 int backend_device(const detail::AllocatorBackend& b, int device, const char* api) {
   if (!b.uses_cuda() && device >= 0) {
-    if (device >= kMaxDevices) {
-      throw InvalidArgumentError(api, cudakit::detail::concat("device ordinal ", device, " is out of range 0..",
-                                                     kMaxDevices - 1));
-    }
+    check_device_ordinal(device, api);
     return device;
   }
   return cudakit::detail::resolve_device(device, api);

@@ -140,7 +140,12 @@ bool is_available(std::span<const tensor::Tensor> tensors) {
   std::vector<Buffer> buffers;
   for (const tensor::Tensor& t : tensors) {
     if (!t.defined()) return false;
-    buffers.push_back(Buffer::of(t, "nccl::is_available"));
+    // A dtype NCCL has no type for cannot take part: a question, answered false, not refused.
+    try {
+      buffers.push_back(Buffer::of(t, "nccl::is_available"));
+    } catch (const InvalidArgumentError&) {
+      return false;
+    }
   }
   return !tensor_list_problem(buffers).has_value();
 }

@@ -1,7 +1,9 @@
 #include "cudakit/tunable/fp8_linear.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <utility>
 
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/core/device.hpp"
@@ -227,6 +229,14 @@ void fp8_linear_forward(const Fp8Linear& layer, const Tensor& x, const Tensor& x
     fail(concat("y is ", describe(y), "; expected contiguous float32, bfloat16 or float16 [", tokens, ", ", out, "]"));
   }
   if (x_scale.dtype() != DType::float32) fail(concat("x_scale is ", describe(x_scale), "; scales are float32"));
+  // cuBLASLt is handed raw pointers: one on another device (or the host) would fault on the GPU.
+  const tensor::Device device = layer.weight.device();
+  const std::array<std::pair<const char*, const Tensor*>, 3> operands{{{"x", &x}, {"x_scale", &x_scale}, {"y", &y}}};
+  for (const auto& [name, t] : operands) {
+    if (t->device() != device) {
+      fail(concat(name, " is on ", t->device().str(), ", the layer's weight on ", device.str()));
+    }
+  }
   const ScaleMode mode = layer.activation_mode();
   const std::int64_t groups = ceil_div(in, 128);
   bool fits = false;

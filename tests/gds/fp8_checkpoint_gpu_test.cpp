@@ -79,6 +79,14 @@ TEST(Fp8CheckpointGpu, BlockScaledLayoutsLoadByteForByte) {
 
 // ---- Scaled layers: per tensor, per channel, 128x128 blocks, MX -------------------------------
 
+// cuBLASLt runs FP8 GEMMs with outer-vector and block scales (CUBLASLT_MATMUL_MATRIX_SCALE_
+// OUTER_VEC_32F, VEC128_32F, BLK128x128_32F) on compute capability 9.x only: not on 8.9, whose
+// FP8 GEMMs take per-tensor scales, nor on 10.x and 12.x, whose block scaling is the MX and NVFP4
+// modes (torch's _scaled_mm refuses its 1x128 and 128x128 scaling outside 9.x too).
+constexpr const char* kScaleModesSkip =
+    "cuBLASLt's outer-vector and block FP8 scales run on compute capability 9.x";
+bool scale_modes_run_here() { return get_device_capability().first == 9; }
+
 // Values of `rows` x `cols` quantized to e4m3 in groups of `group_rows` x `group_cols` (a whole
 // dimension where the group spans it), each group scaled so that its amax maps to 448, as FP8
 // checkpoints and activation quantizers do. Returns the FP8 tensor and the scales, row-major
@@ -205,7 +213,7 @@ void check_layer(Scheme scheme, std::int64_t out, std::int64_t in, std::int64_t 
 
 TEST(Fp8CheckpointGpu, ScaledLayersMatchTheirDequantizedReference) {
   CUDAKIT_REQUIRE_GPU();
-  if (get_device_capability().first < 9) GTEST_SKIP() << "block-scaled FP8 GEMMs need compute capability 9.0";
+  if (!scale_modes_run_here()) GTEST_SKIP() << kScaleModesSkip;
   check_layer(Scheme::per_tensor, 256, 512, 32, DType::float32);
   check_layer(Scheme::per_channel, 256, 512, 32, DType::float32);
   check_layer(Scheme::per_channel, 256, 512, 32, DType::bfloat16);
@@ -226,7 +234,7 @@ TEST(Fp8CheckpointGpu, ScaledLayersMatchTheirDequantizedReference) {
 // candidates checked against Default), and the solution it picks gives the same layer outputs.
 TEST(Fp8CheckpointGpu, TunedScaledLayersMatchToo) {
   CUDAKIT_REQUIRE_GPU();
-  if (get_device_capability().first < 9) GTEST_SKIP() << "block-scaled FP8 GEMMs need compute capability 9.0";
+  if (!scale_modes_run_here()) GTEST_SKIP() << kScaleModesSkip;
   struct Restore {
     tunable::TuningOptions saved = tunable::options();
     ~Restore() {
@@ -250,7 +258,7 @@ TEST(Fp8CheckpointGpu, TunedScaledLayersMatchToo) {
 // cuBLASLt is called and with the value named; per-channel scales take it.
 TEST(Fp8CheckpointGpu, BlockScalesRefuseAPartialKBlock) {
   CUDAKIT_REQUIRE_GPU();
-  if (get_device_capability().first < 9) GTEST_SKIP() << "block-scaled FP8 GEMMs need compute capability 9.0";
+  if (!scale_modes_run_here()) GTEST_SKIP() << kScaleModesSkip;
   const std::vector<float> w = values(256, 320, 5);
   const Quantized wq = quantize(w, 256, 320, 128, 128);
   const std::map<std::string, Tensor> tensors{
@@ -269,11 +277,41 @@ TEST(Fp8CheckpointGpu, BlockScalesRefuseAPartialKBlock) {
   check_layer(Scheme::per_channel, 256, 320, 16, DType::float32);
 }
 
+// Activations, their scale or the output on another device than the weight (here the host) are
+// refused before cuBLASLt is handed their pointers, which it would read or write on the GPU.
+TEST(Fp8CheckpointGpu, OperandsOffTheWeightsDeviceAreRefused) {
+  CUDAKIT_REQUIRE_GPU();
+  if (!scale_modes_run_here()) GTEST_SKIP() << kScaleModesSkip;
+  const std::map<std::string, Tensor> tensors{
+      {"p.weight", tensor::zeros({256, 256}, {.dtype = DType::float8_e4m3fn, .device = Device::cuda(0)})},
+      {"p.weight_scale", tensor::full({256}, 1.0, {.device = Device::cuda(0)})}};
+  const tunable::Fp8Linear layer = tunable::fp8_linear(tensors, "p");
+  const Tensor x = tensor::zeros({16, 256}, {.dtype = DType::float8_e4m3fn, .device = Device::cuda(0)});
+  const Tensor x_scale = tensor::full({16}, 1.0, {.device = Device::cuda(0)});
+  Tensor y = tensor::zeros({16, 256}, {.dtype = DType::float32, .device = Device::cuda(0)});
+  Tensor host_y = tensor::zeros({16, 256});
+  const auto refusal = [&](const Tensor& xs, const Tensor& scale, Tensor& out) -> std::string {
+    try {
+      tunable::fp8_linear_forward(layer, xs, scale, out);
+    } catch (const InvalidArgumentError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_NE(refusal(x, tensor::full({16}, 1.0), y).find("x_scale is on cpu, the layer's weight on cuda:0"),
+            std::string::npos);
+  EXPECT_NE(refusal(x.to(Device::cpu()), x_scale, y).find("x is on cpu, the layer's weight on cuda:0"),
+            std::string::npos);
+  EXPECT_NE(refusal(x, x_scale, host_y).find("y is on cpu, the layer's weight on cuda:0"), std::string::npos);
+  tunable::fp8_linear_forward(layer, x, x_scale, y);  // on one device: runs
+  EXPECT_EQ(y.to_vector<float>(), std::vector<float>(16 * 256, 0.0f));
+}
+
 // OCP MX scales whose four 32-weight scales agree in each 128 run as vec128 x vec128: the
 // checkpoint's E8M0 codes become float32 powers of two, the weights stay as loaded.
 TEST(Fp8CheckpointGpu, MxScalesThatAgreePer128RunAsVec128) {
   CUDAKIT_REQUIRE_GPU();
-  if (get_device_capability().first < 9) GTEST_SKIP() << "block-scaled FP8 GEMMs need compute capability 9.0";
+  if (!scale_modes_run_here()) GTEST_SKIP() << kScaleModesSkip;
   constexpr std::int64_t kOut = 128, kIn = 256, kTokens = 16;
   const std::vector<float> w = values(kOut, kIn, 7), x = values(kTokens, kIn, 8);
   std::vector<std::uint8_t> codes(static_cast<std::size_t>(kOut * kIn / 32));

@@ -15,6 +15,7 @@
 #include "cudakit/memory/caching_allocator.hpp"
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/memory/host_segment_provider.hpp"
+#include "cudakit/memory/mem_pool.hpp"
 #include "cudakit/memory/memory_history_options.hpp"
 #include "cudakit/memory/nested_stats.hpp"
 #include "support/expect_refused.hpp"
@@ -49,6 +50,19 @@ std::vector<std::size_t> segment_sizes(const CachingAllocator& a) {
 }
 
 // ---- large_segment_size_mb and the size relations -------------------------------------------
+
+// A thread's current pools are kept by device ordinal: one outside the table is refused by name,
+// never read or written out of bounds; within it, an exchange gives the pool it replaces.
+TEST(CurrentPools, OrdinalsOutsideTheTableAreRefused) {
+  for (int device : {-1, 64, 1000}) {
+    expect_refused([&] { (void)current_pool(device); }, "out of range 0..63");
+    expect_refused([&] { (void)exchange_current_pool(device, PoolId{0, 7}); }, "out of range 0..63");
+  }
+  const PoolId pool{0, 7};
+  EXPECT_EQ(exchange_current_pool(63, pool), PoolId{});
+  EXPECT_EQ(current_pool(63), pool);
+  EXPECT_EQ(exchange_current_pool(63, PoolId{}), pool);
+}
 
 TEST(AllocatorSettings, LargeSegmentSizeIsParsedCheckedAndWrittenBack) {
   const auto c = AllocatorConfig::parse("large_segment_size_mb:64");

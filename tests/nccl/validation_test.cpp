@@ -66,6 +66,9 @@ TEST(NcclValidation, HostTensorsAreNotAvailableForNccl) {
   const auto t = cudakit::tensor::from_host(std::vector<float>{1, 2, 3}, {3});
   const cudakit::tensor::Tensor list[] = {t};
   EXPECT_FALSE(cudakit::nccl::is_available(list));
+  // A dtype NCCL cannot carry is an answer too, as torch.cuda.nccl.is_available gives one.
+  const cudakit::tensor::Tensor int16_list[] = {cudakit::tensor::from_host(std::vector<std::int16_t>{1, 2}, {2})};
+  EXPECT_FALSE(cudakit::nccl::is_available(int16_list));
   const Buffer b = Buffer::of(t, "test");
   EXPECT_EQ(b.device, -1);
   EXPECT_EQ(b.count, 3u);

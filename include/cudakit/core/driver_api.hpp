@@ -25,6 +25,9 @@ using PFN_GraphNodeGetToolsId = CUresult (*)(CUgraphNode, unsigned long long*);
 // cuStreamGetCtx_v2, but the entry point is asked for by its base name.
 using PFN_StreamGetCtxWithGreen = CUresult (*)(CUstream, CUcontext*, CUgreenCtx*);
 
+// The driver functions cudakit calls, each with the ABI version (CUDA x 1000 + minor x 10) whose
+// signature it is called with; X(name, version) is applied to each, to declare the table's pointers
+// and to fill them.
 #define CUDAKIT_DRIVER_FUNCTIONS(X)               \
   X(cuGetErrorString, 12000)                      \
   X(cuGetErrorName, 12000)                        \
@@ -76,6 +79,8 @@ using PFN_StreamGetCtxWithGreen = CUresult (*)(CUstream, CUcontext*, CUgreenCtx*
   X(cuCtxGetDevResource, 13000)
 
 struct DriverApi {
+// One pointer of the table, typed as cuda.h declares `name`; null until filled, and null for good
+// when the driver lacks it.
 #define CUDAKIT_DECLARE_DRIVER_POINTER(name, version) decltype(&::name) name = nullptr;
   CUDAKIT_DRIVER_FUNCTIONS(CUDAKIT_DECLARE_DRIVER_POINTER)
 #undef CUDAKIT_DECLARE_DRIVER_POINTER

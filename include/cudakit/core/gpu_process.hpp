@@ -7,6 +7,7 @@
 
 namespace cudakit {
 
+// A process with a context on a GPU, as list_gpu_processes() reports it.
 struct GpuProcess {
   unsigned int pid = 0;  // as NVML reports it (See Note [NVML and process ids] in telemetry.hpp)
   // Device memory the process uses, in bytes; empty where NVML cannot say (it reports "not

@@ -30,49 +30,88 @@ namespace cudakit {
 
 // A workqueue configuration (CUDA 13.1's CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG).
 struct WorkqueueConfig {
-  unsigned concurrency_limit = 0;
-  bool shared = true;
+  unsigned concurrency_limit = 0;  // concurrent workqueues; 0: the driver's choice
+  bool shared = true;  // whether the workqueues are shared
 };
 
+// An owning, move-only green context: a partition of one device's SMs with its own streams; work
+// queued on those streams runs only on the partition's SMs. Made by create() or split(); destroyed
+// with its owner (See Note [Green contexts]).
 class GreenContext {
  public:
   // A context of at least `num_sms` SMs of `device` (-1: current), rounded to the device's
   // granularity; sm_count() says what was granted. A `workqueues` configuration needs a CUDA
   // 13.1 driver and headers.
-  // @throws InvalidArgumentError for 0 SMs or more than the device has (naming the rounding);
-  // CudaError where the driver lacks green contexts (needs 12.4) or refuses; StateError
-  // ("unsupported by this driver") for a workqueue configuration.
+  // @param num_sms the fewest SMs wanted.
+  // @param device the device ordinal; -1 means the current device.
+  // @param workqueues a workqueue configuration; leave empty (see @throws StateError).
+  // @return the new context, with its own non-blocking stream.
+  // @throws InvalidArgumentError for 0 SMs or more than the device has (naming the rounding).
+  // @throws CudaError where the driver lacks green contexts (needs 12.4) or refuses.
+  // @throws StateError ("unsupported by this driver") for a workqueue configuration.
   [[nodiscard]] static GreenContext create(unsigned num_sms, int device = -1,
                                            std::optional<WorkqueueConfig> workqueues = std::nullopt);
   // Disjoint partitions of `device`, one per entry of `sm_counts`, each rounded as create's.
-  // @throws InvalidArgumentError when the rounded counts exceed the device's SMs.
+  // @param device the device ordinal; -1 means the current device.
+  // @param sm_counts the fewest SMs wanted for each partition.
+  // @return one context per entry of `sm_counts`, in order; no two share an SM.
+  // @throws InvalidArgumentError when the rounded counts exceed the device's SMs, or cannot be
+  //         built from groups of one common size.
+  // @throws CudaError where the driver lacks green contexts or refuses.
   [[nodiscard]] static std::vector<GreenContext> split(int device, std::span<const unsigned> sm_counts);
-  // The device's SM resource as the driver describes it. @throws CudaError.
+  // The device's SM resource as the driver describes it.
+  // @param device the device ordinal; -1 means the current device.
+  // @return its SM count, minimum partition and alignment.
+  // @throws CudaError where the driver lacks green contexts.
   [[nodiscard]] static SmResourceInfo device_resource(int device = -1);
 
+  // Destroys the context's streams and the context. Work queued on them should have completed: the
+  // caller synchronizes first. Never throws.
   ~GreenContext();
+  // Not copyable: a GreenContext has one owner.
   GreenContext(const GreenContext&) = delete;
+  // Not copyable: a GreenContext has one owner.
   GreenContext& operator=(const GreenContext&) = delete;
   // A moved-from GreenContext owns nothing, and every use of it throws StateError.
+  // @param other the context to take; it is moved-from afterwards.
   GreenContext(GreenContext&& other) noexcept;
+  // Destroys the context this one owned, then takes `other`'s.
+  // @param other the context to take; it is moved-from afterwards.
+  // @return this context.
   GreenContext& operator=(GreenContext&& other) noexcept;
 
-  [[nodiscard]] unsigned sm_count() const;            // the SMs granted
-  [[nodiscard]] unsigned requested_sm_count() const;  // the SMs asked for
+  // Every accessor below throws StateError on a moved-from GreenContext.
+  // @return the SMs the driver granted (the request rounded up, as reported by the driver).
+  [[nodiscard]] unsigned sm_count() const;
+  // @return the SMs asked for in create() or split().
+  [[nodiscard]] unsigned requested_sm_count() const;
+  // @return the ordinal of the context's device.
   [[nodiscard]] int device() const;
+  // @return the driver's handle, owned by this object.
   [[nodiscard]] CUgreenCtx handle() const;
   // The context as a CUcontext (cuCtxFromGreenCtx), for driver calls and cuCtxSetCurrent.
+  // @return the context as a CUcontext, owned by this object.
+  // @throws CudaError when the driver cannot convert it.
   [[nodiscard]] CUcontext context() const;
   // The context's own non-blocking stream, valid as long as the context.
+  // @return a reference to the stream, valid while the context lives.
   [[nodiscard]] StreamRef stream() const;
   // Another non-blocking stream of the context with `priority`, owned by the context.
+  // @param priority the stream's priority (0: lowest; see stream_priority_range).
+  // @return a reference to the new stream, valid while the context lives.
+  // @throws CudaError when the stream cannot be created.
   [[nodiscard]] StreamRef create_stream(int priority = 0);
 
   // torch's legacy names: make this context current on the calling thread (its stream the
   // current stream of its device), and undo it. Calls nest; pop_context must undo the
   // innermost set_context of this thread, and it must be this context's.
   // @throws StateError for a pop without its set, or of another context.
+  // @throws CudaError when the driver cannot make the context current.
   void set_context() const;
+  // Undoes this thread's innermost set_context(), which must be this context's: the previous
+  // driver context and current stream are restored.
+  // @throws StateError for a pop without its set, or of another context.
+  // @throws CudaError when the driver cannot restore the previous context.
   void pop_context() const;
 
  private:
@@ -94,9 +133,15 @@ class GreenContext {
 // device; both are restored at the end (torch: `with green_ctx:`).
 class GreenContextScope {
  public:
+  // @param context the context to make current; it must outlive the scope.
+  // @throws StateError for a moved-from context.
+  // @throws CudaError when the driver cannot make it current.
   explicit GreenContextScope(const GreenContext& context);
+  // Restores the previous driver context and current stream. Never throws.
   ~GreenContextScope();
+  // Not copyable: exactly one scope restores the previous state.
   GreenContextScope(const GreenContextScope&) = delete;
+  // Not copyable: exactly one scope restores the previous state.
   GreenContextScope& operator=(const GreenContextScope&) = delete;
 
  private:
@@ -105,7 +150,9 @@ class GreenContextScope {
 };
 
 // The SMs work queued on `stream` can use: its green context's count, or the whole device's.
-// @throws CudaError.
+// @param stream any stream.
+// @return the SM count available to the stream's work.
+// @throws CudaError when the driver or runtime cannot answer.
 [[nodiscard]] unsigned sm_count_of(StreamRef stream);
 
 }  // namespace cudakit

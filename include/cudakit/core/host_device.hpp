@@ -7,6 +7,10 @@
 #define CUDAKIT_HD __host__ __device__
 #define CUDAKIT_HD_INLINE __host__ __device__ __forceinline__
 #else
+// Marks a function for both the host and the device: `__host__ __device__` under nvcc, nothing
+// under a host-only compiler.
 #define CUDAKIT_HD
+// As CUDAKIT_HD, for small functions that should be inlined: `__host__ __device__
+// __forceinline__` under nvcc, `inline` under a host-only compiler.
 #define CUDAKIT_HD_INLINE inline
 #endif

@@ -19,5 +19,8 @@ inline void check_launch(const char* kernel, std::source_location location) {
 }
 }  // namespace cudakit::detail
 
+// Put directly after a `<<<...>>>` launch: reads and clears the launch's error (cudaGetLastError)
+// and throws CudaError naming `kernel_name` when there was one. The kernel's own run is not waited
+// for: a fault while it runs surfaces at a later synchronizing call.
 #define CUDAKIT_CHECK_LAUNCH(kernel_name) \
   ::cudakit::detail::check_launch((kernel_name), ::std::source_location::current())

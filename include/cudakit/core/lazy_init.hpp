@@ -18,6 +18,7 @@ void init();
 // throws: false without a device or driver, and false in a child forked from a process where
 // cudakit saw CUDA initialized (CUDA cannot be used in such a child; torch answers false there
 // too).
+// @return true when a primary context is active on some visible device.
 [[nodiscard]] bool is_initialized() noexcept;
 
 }  // namespace cudakit

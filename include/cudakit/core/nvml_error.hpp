@@ -15,6 +15,10 @@ namespace cudakit {
 // and NVML's words for the status.
 class NvmlError : public detail::ErrorOf<std::runtime_error> {
  public:
+  // @param nvml_return the failing call's nvmlReturn_t.
+  // @param api the NVML function, e.g. "nvmlDeviceGetPowerUsage".
+  // @param detail more context for the message (the device, what was asked).
+  // @param location where the call was made (the caller's by default).
   NvmlError(int nvml_return, std::string api, std::string_view detail,
             std::source_location location = std::source_location::current());
 };
@@ -26,9 +30,14 @@ class NvmlError : public detail::ErrorOf<std::runtime_error> {
 // nvmlInit_v2 returned (NVML_ERROR_DRIVER_NOT_LOADED = 9, ...).
 class NvmlUnavailableError : public NvmlError {
  public:
+  // @param nvml_return NVML_ERROR_LIBRARY_NOT_FOUND, or what nvmlInit_v2 returned.
+  // @param api the call that needed NVML.
+  // @param why the reason, as reason() returns it.
+  // @param location where NVML was needed (the caller's by default).
   NvmlUnavailableError(int nvml_return, std::string api, std::string_view why,
                        std::source_location location = std::source_location::current());
   // The reason alone, without "NVML is not available: ".
+  // @return the reason NVML cannot be used.
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
 
  private:

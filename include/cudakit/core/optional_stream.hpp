@@ -16,9 +16,16 @@
 
 namespace cudakit {
 
+// The stream parameter of an operation that queues work: empty means the calling thread's current
+// stream of the device the operation works on (see Note [Defaulting to the current stream]).
 using OptionalStream = std::optional<StreamRef>;
 
 // `stream`, or the calling thread's current stream on `device` (-1: the current device).
+// @param stream the stream given by the caller, or empty.
+// @param device the device whose current stream is the default; -1 means the current device.
+// @return the stream to queue work on.
+// @throws CudaError when `stream` is empty and no device is available.
+// @throws InvalidArgumentError when `stream` is empty and `device` is out of range.
 [[nodiscard]] inline StreamRef stream_or_current(const OptionalStream& stream, int device = -1) {
   return stream ? *stream : current_stream(device);
 }

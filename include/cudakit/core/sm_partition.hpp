@@ -11,7 +11,7 @@ namespace cudakit {
 // A device's (or a green context's) SM resource: cuDeviceGetDevResource's smCount,
 // minSmPartitionSize and smCoscheduledAlignment.
 struct SmResourceInfo {
-  unsigned sm_count = 0;
+  unsigned sm_count = 0;  // the SMs the resource has
   unsigned min_partition = 0;  // the fewest SMs a partition can have
   unsigned alignment = 0;      // a partition's SM count is a multiple of this
 };
@@ -20,11 +20,17 @@ struct SmResourceInfo {
 // of alignment. @throws InvalidArgumentError for 0 SMs, a resource that describes no SMs or
 // alignment, or a granted count above the resource's SMs (naming request, grant, the device's
 // count, minimum and alignment).
+// @param resource the SM resource the partition is carved from.
+// @param requested the fewest SMs wanted.
+// @return the SMs the partition gets.
 [[nodiscard]] unsigned granted_sm_count(const SmResourceInfo& resource, unsigned requested);
 
 // The grants for partitions of `requested` SMs each, carved one after another out of one
 // resource. @throws InvalidArgumentError as granted_sm_count, or when the grants add up to more
 // than the resource's SMs (naming each request and grant).
+// @param resource the SM resource the partitions are carved from.
+// @param requested the fewest SMs wanted for each partition.
+// @return the grant of each request, in order.
 [[nodiscard]] std::vector<unsigned> plan_sm_split(const SmResourceInfo& resource,
                                                   std::span<const unsigned> requested);
 

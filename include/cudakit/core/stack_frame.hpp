@@ -6,11 +6,13 @@
 
 namespace cudakit {
 
+// One named frame of a C++ stack.
 struct StackFrame {
   std::string name;      // the demangled function, or its address in hex when unknown
   std::string filename;  // the binary or library holding it
   int line = 0;          // 0: not known (no line tables are read)
 };
+// A stack, innermost frame first.
 using StackFrames = std::vector<StackFrame>;
 
 }  // namespace cudakit

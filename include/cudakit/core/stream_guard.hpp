@@ -10,19 +10,27 @@
 
 namespace cudakit {
 
+// A scope during which a given stream, and its device, are the calling thread's current ones
+// (torch.cuda.stream(s)). Not copyable or movable: it belongs to the scope that made it. Per
+// thread: other threads' current streams are unaffected.
 class StreamGuard {
  public:
   // @param stream made current, and its device too, for the calling thread until the guard ends.
-  // @throws StateError for a moved-from Stream; CudaError when its device cannot be made current.
+  // @throws StateError for a moved-from Stream.
+  // @throws CudaError when its device cannot be made current.
   explicit StreamGuard(StreamRef stream);
   // Restores the stream and the device that were current; never throws.
   ~StreamGuard();
+  // Not copyable: exactly one guard restores the previous state.
   StreamGuard(const StreamGuard&) = delete;
+  // Not copyable: exactly one guard restores the previous state.
   StreamGuard& operator=(const StreamGuard&) = delete;
 
   // The stream that was current on the guarded device before the guard.
+  // @return the stream current before the guard, restored at its end.
   [[nodiscard]] StreamRef original_stream() const noexcept { return original_; }
   // The stream the guard made current.
+  // @return the guarded stream.
   [[nodiscard]] StreamRef current_stream() const noexcept { return current_; }
 
  private:

@@ -13,25 +13,40 @@
 
 namespace cudakit {
 
+// What a synchronizing call does while the mode is on: nothing (`off`), log a warning once per
+// call site (`warn`), or throw StateError before it synchronizes (`error`).
 enum class SyncDebugMode { off, warn, error };
 
 // torch's names: "default" (or "off") / "warn" / "error", or 0 / 1 / 2.
+// @param name the mode's name or number.
+// @return the mode.
 // @throws InvalidArgumentError for another name, naming it.
 [[nodiscard]] SyncDebugMode parse_sync_debug_mode(std::string_view name);
+// @param mode a mode.
+// @return torch's name of it: "default", "warn" or "error" (a static string).
 [[nodiscard]] const char* to_string(SyncDebugMode mode) noexcept;
 
-// The process-wide mode. Thread-safe.
+// Sets the process-wide mode; threads inside a SyncDebugModeScope keep their scope's. Thread-safe.
+// @param mode the new mode.
 void set_sync_debug_mode(SyncDebugMode mode);
+// The same, by name (torch.cuda.set_sync_debug_mode("warn")).
+// @param name a name parse_sync_debug_mode() accepts.
+// @throws InvalidArgumentError for another name; the mode is then unchanged.
 void set_sync_debug_mode(std::string_view name);
 // The mode the calling thread is in (its scope's, else the process's).
+// @return the mode in force for the calling thread.
 [[nodiscard]] SyncDebugMode get_sync_debug_mode() noexcept;
 
 // Sets the calling thread's mode for the scope's lifetime; scopes nest.
 class SyncDebugModeScope {
  public:
+  // @param mode the calling thread's mode until the scope ends.
   explicit SyncDebugModeScope(SyncDebugMode mode) noexcept;
+  // Restores the thread's previous mode (an enclosing scope's, or the process's).
   ~SyncDebugModeScope();
+  // Not copyable: exactly one scope restores the previous mode.
   SyncDebugModeScope(const SyncDebugModeScope&) = delete;
+  // Not copyable: exactly one scope restores the previous mode.
   SyncDebugModeScope& operator=(const SyncDebugModeScope&) = delete;
 
  private:

@@ -37,46 +37,118 @@ namespace cudakit {
 // names and the libcudakit check (/proc/<pid>/maps) are read only for pids this process can see.
 
 // Bytes used on the device, by every process and the driver (NVML's memory info "used"; torch's
-// device_memory_used). @throws NvmlUnavailableError, NvmlError, InvalidArgumentError.
+// device_memory_used).
+// @param device the CUDA ordinal; -1 means the calling thread's current device.
+// @return the bytes in use.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a bad ordinal (below -1, or not a visible device).
 [[nodiscard]] std::size_t device_memory_used(int device = -1);
 // The same for the device whose UUID is `uuid`.
+// @param uuid the device's UUID, "GPU-..." or "MIG-...".
+// @return the bytes in use.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a UUID that is malformed or names no device.
 [[nodiscard]] std::size_t device_memory_used(std::string_view uuid);
 
 // Percent of the last sample period (1/6 s to 1 s, by product) during which device memory was
-// being read or written (NVML's utilization.memory; torch's memory_usage). @throws as
-// device_memory_used.
+// being read or written (NVML's utilization.memory; torch's memory_usage).
+// @param device the CUDA ordinal; -1 means the calling thread's current device.
+// @return the percentage, 0 to 100.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a bad ordinal (below -1, or not a visible device).
 [[nodiscard]] unsigned int memory_usage(int device = -1);
 // The same for the device whose UUID is `uuid`.
+// @param uuid the device's UUID, "GPU-..." or "MIG-...".
+// @return the percentage, 0 to 100.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a UUID that is malformed or names no device.
 [[nodiscard]] unsigned int memory_usage(std::string_view uuid);
 
 // Percent of the last sample period during which one or more kernels ran (utilization.gpu).
+// @param device the CUDA ordinal; -1 means the calling thread's current device.
+// @return the percentage, 0 to 100.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a bad ordinal (below -1, or not a visible device).
 [[nodiscard]] unsigned int utilization(int device = -1);
 // The same for the device whose UUID is `uuid`.
+// @param uuid the device's UUID, "GPU-..." or "MIG-...".
+// @return the percentage, 0 to 100.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a UUID that is malformed or names no device.
 [[nodiscard]] unsigned int utilization(std::string_view uuid);
 
 // The GPU's temperature, degrees Celsius.
+// @param device the CUDA ordinal; -1 means the calling thread's current device.
+// @return the temperature in degrees Celsius.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a bad ordinal (below -1, or not a visible device).
 [[nodiscard]] unsigned int temperature(int device = -1);
 // The same for the device whose UUID is `uuid`.
+// @param uuid the device's UUID, "GPU-..." or "MIG-...".
+// @return the temperature in degrees Celsius.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a UUID that is malformed or names no device.
 [[nodiscard]] unsigned int temperature(std::string_view uuid);
 
 // The board's power draw, milliwatts.
+// @param device the CUDA ordinal; -1 means the calling thread's current device.
+// @return the power draw in milliwatts.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a bad ordinal (below -1, or not a visible device).
 [[nodiscard]] unsigned int power_draw(int device = -1);
 // The same for the device whose UUID is `uuid`.
+// @param uuid the device's UUID, "GPU-..." or "MIG-...".
+// @return the power draw in milliwatts.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a UUID that is malformed or names no device.
 [[nodiscard]] unsigned int power_draw(std::string_view uuid);
 
 // The SM clock, MHz.
+// @param device the CUDA ordinal; -1 means the calling thread's current device.
+// @return the SM clock in MHz.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a bad ordinal (below -1, or not a visible device).
 [[nodiscard]] unsigned int clock_rate(int device = -1);
 // The same for the device whose UUID is `uuid`.
+// @param uuid the device's UUID, "GPU-..." or "MIG-...".
+// @return the SM clock in MHz.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a UUID that is malformed or names no device.
 [[nodiscard]] unsigned int clock_rate(std::string_view uuid);
 
 // Every process with a compute or graphics context on the device, each pid once, with the
 // memory it uses (torch's list_gpu_processes gives the same facts as text).
+// @param device the CUDA ordinal; -1 means the calling thread's current device.
+// @return one entry per process, each pid once.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a bad ordinal (below -1, or not a visible device).
 [[nodiscard]] std::vector<GpuProcess> list_gpu_processes(int device = -1);
 // The same for the device whose UUID is `uuid`.
+// @param uuid the device's UUID, "GPU-..." or "MIG-...".
+// @return one entry per process, each pid once.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML refuses the query on the device.
+// @throws InvalidArgumentError for a UUID that is malformed or names no device.
 [[nodiscard]] std::vector<GpuProcess> list_gpu_processes(std::string_view uuid);
 
 // Every GPU of the machine as NVML numbers them, each read once, with the CUDA ordinal it has in
-// this process (what `cudakit top` shows). @throws NvmlUnavailableError, NvmlError.
+// this process (what `cudakit top` shows).
+// @return one entry per GPU, in NVML's order.
+// @throws NvmlUnavailableError where NVML cannot be used.
+// @throws NvmlError when NVML cannot enumerate the GPUs.
 [[nodiscard]] std::vector<DeviceTelemetry> read_device_telemetry();
 
 namespace detail {

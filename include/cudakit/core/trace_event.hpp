@@ -10,6 +10,8 @@
 
 namespace cudakit {
 
+// The operation a TraceEvent reports; the comment of each value names the TraceEvent fields it
+// fills (the others keep their defaults).
 enum class TraceEventKind : std::uint8_t {
   kernel_launch,       // name, stream, accesses (when the launching code declares them)
   memcpy,              // pointer (destination), source, bytes, copy_kind, stream
@@ -36,28 +38,34 @@ enum class TraceEventKind : std::uint8_t {
   range_start,         // name, range_id: an NVTX range that may end on another thread
   range_end,           // range_id
 };
+// @param kind a kind.
+// @return its name as spelled in this enum, e.g. "kernel_launch" (a static string).
 [[nodiscard]] const char* to_string(TraceEventKind kind) noexcept;
 
 // One byte range a kernel reads or writes, as the code that launches it declares.
 struct MemoryAccess {
+  // How the kernel uses the range.
   enum class Mode : std::uint8_t { read, write, read_write };
-  const void* begin = nullptr;
-  std::size_t bytes = 0;
-  Mode mode = Mode::read;
+  const void* begin = nullptr;  // the range's first byte (device address)
+  std::size_t bytes = 0;        // the range's length
+  Mode mode = Mode::read;       // how the kernel uses it
   // The kernel's argument the range belongs to, for reports (static storage; may be null).
   const char* argument = nullptr;
 };
 
+// One runtime operation, as a trace listener receives it. Which fields are set depends on `kind`
+// (see TraceEventKind); pointers in it are valid during the listener's call only, unless a field
+// says otherwise.
 struct TraceEvent {
-  TraceEventKind kind;
-  int device = -1;
-  cudaStream_t stream = nullptr;
-  cudaStream_t other_stream = nullptr;
-  cudaEvent_t event = nullptr;
-  const void* pointer = nullptr;
-  const void* source = nullptr;
-  std::size_t bytes = 0;
-  cudaMemcpyKind copy_kind = cudaMemcpyDefault;
+  TraceEventKind kind;  // the operation
+  int device = -1;  // the ordinal of the device it acts on
+  cudaStream_t stream = nullptr;  // the stream it is ordered on (see kind)
+  cudaStream_t other_stream = nullptr;  // the second stream, for record_stream and stream_wait
+  cudaEvent_t event = nullptr;  // the event, for event kinds and stream_wait
+  const void* pointer = nullptr;  // the block, or a copy's or fill's destination
+  const void* source = nullptr;  // a copy's source
+  std::size_t bytes = 0;  // the bytes allocated, freed, copied or set
+  cudaMemcpyKind copy_kind = cudaMemcpyDefault;  // a copy's direction
   // kernel_launch, collective, range_push, range_start: the operation's name, as the launching code gives it (static storage).
   const char* name = nullptr;
   // kernel_launch, collective: the ranges the operation touches; valid during the listener's call only.

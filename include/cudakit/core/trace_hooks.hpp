@@ -34,13 +34,19 @@
 
 namespace cudakit {
 
+// A listener: called synchronously, on the thread performing the operation, once per reported
+// operation (See Note [Runtime trace hooks]). It may be called concurrently from several threads.
 using TraceListener = std::function<void(const TraceEvent&)>;
 
 // Adds `listener`; returns its id for detach_trace_listener. Thread-safe.
+// @param listener the function to call with every reported operation from now on.
+// @return the listener's id.
 // @throws InvalidArgumentError for an empty function.
 std::uint64_t attach_trace_listener(TraceListener listener);
 // Removes a listener; waits for calls of it in progress on other threads. Unknown ids are
-// ignored. Must not be called from inside the listener itself.
+// ignored. Must not be called from inside the listener itself. Never throws (out of memory
+// leaves the listener attached, logged at error level).
+// @param id an id from attach_trace_listener().
 void detach_trace_listener(std::uint64_t id) noexcept;
 
 namespace detail {
@@ -52,6 +58,7 @@ void emit_trace_event_nothrow(const TraceEvent& event) noexcept;
 }  // namespace detail
 
 // True while at least one listener is attached: the reporting sites' one relaxed load.
+// @return whether any listener is attached.
 [[nodiscard]] inline bool trace_hooks_active() noexcept {
   return detail::g_trace_listener_count.load(std::memory_order_relaxed) != 0;
 }
@@ -74,6 +81,8 @@ void emit_trace_event_nothrow(const TraceEvent& event) noexcept;
       ::cudakit::detail::emit_trace_event(::cudakit::TraceEvent __VA_ARGS__);                \
     }                                                                                        \
   } while (0)
+// As CUDAKIT_TRACE, for operations that cannot throw (frees, destructions): an exception a
+// listener throws is logged, not propagated.
 #define CUDAKIT_TRACE_NOTHROW(...)                                                           \
   do {                                                                                       \
     if (::cudakit::trace_hooks_active()) [[unlikely]] {                                      \

@@ -21,8 +21,9 @@
 
 namespace cudakit::gds {
 
+// One tensor of a safetensors header, as the file describes it.
 struct SafetensorsEntry {
-  std::string name;
+  std::string name;  // the tensor's name (the header's key)
   std::string dtype;                // as the file spells it: "F32", "BF16", "F8_E4M3", ...
   std::size_t element_size = 0;     // bytes per element of that dtype; 0 for F4 and F6_* (see bits)
   int bits = 0;                     // bits per element: 4 (F4), 6 (F6_*), 8, 16, 32 or 64
@@ -31,9 +32,10 @@ struct SafetensorsEntry {
   std::optional<tensor::DType> cudakit_dtype;
   std::vector<std::int64_t> shape;  // as the header has it: elements (F4: values, two per byte)
   std::uint64_t begin = 0;          // data_offsets, relative to the data section
-  std::uint64_t end = 0;
+  std::uint64_t end = 0;  // one past the last byte, relative to the data section
 };
 
+// A parsed safetensors header: where the data is, each tensor's entry and the metadata.
 struct SafetensorsHeader {
   std::uint64_t header_bytes = 0;   // the JSON's length (the file's first 8 bytes)
   std::uint64_t data_offset = 0;    // where the data section starts: 8 + header_bytes
@@ -43,12 +45,17 @@ struct SafetensorsHeader {
 };
 
 // The header's length from the file's first 8 bytes.
+// @param first_bytes the file's start: at least 8 bytes (more are ignored)
+// @return the JSON header's length in bytes (little-endian uint64)
 // @throws InvalidArgumentError when fewer than 8 bytes are given or the length exceeds
 // safetensors' limit of 100,000,000 bytes.
 [[nodiscard]] std::uint64_t safetensors_header_length(std::string_view first_bytes);
 
 // Parses a file's first 8 + header_length bytes (`bytes` may hold more). `file_size`, where
-// known, is checked against the data section.
+// known, is checked against the data section. Reads untrusted input: every field is checked.
+// @param bytes the file's first 8 + header_length bytes, or more
+// @param file_size the file's size, when known
+// @return the header, its tensors in the order of their data
 // @throws InvalidArgumentError naming what is wrong and where: a length that is too large or
 // larger than the bytes given, JSON that does not parse or is not an object, a tensor without a
 // string dtype, an unknown dtype, a negative or non-integer dimension, data_offsets that are not
@@ -58,9 +65,10 @@ struct SafetensorsHeader {
 [[nodiscard]] SafetensorsHeader parse_safetensors_header(std::string_view bytes,
                                                          std::optional<std::uint64_t> file_size = {});
 
+// What load_safetensors returns: the tensors by name, the file's metadata and the load's report.
 struct SafetensorsLoad {
-  std::map<std::string, tensor::Tensor> tensors;
-  std::map<std::string, std::string> metadata;
+  std::map<std::string, tensor::Tensor> tensors;  // every tensor, by name
+  std::map<std::string, std::string> metadata;  // the header's "__metadata__" (empty if none)
   IoReport report;  // the tensors' batched load (the header read is not counted)
   // With raw_unknown_dtypes: the header entries of the tensors loaded as their raw bytes.
   std::vector<SafetensorsEntry> raw;
@@ -80,20 +88,53 @@ struct SafetensorsReadOptions {
 };
 
 // Loads every tensor of a safetensors file onto `device` (cpu or cuda), each read straight into
-// its tensor (a converted one is read, then converted on `stream`).
-// @throws IoError / InvalidArgumentError from the header and the load, naming the path;
-// InvalidArgumentError naming the tensor and its dtype for a dtype cudakit's tensor lacks
-// (unless raw_unknown_dtypes) or a conversion that is not defined.
+// its tensor (a converted one is read, then converted on `stream`). Every check runs before the
+// first tensor is allocated: a refused file allocates and reads nothing. The tensors are
+// allocated for `stream` and the file's bytes are in them when the call returns; conversions
+// (SafetensorsReadOptions) are queued on `stream` and may still run.
+// @param path the .safetensors file
+// @param device where the tensors go
+// @param options how GdsFile moves the bytes
+// @param stream the stream of the allocations, copies and conversions (default: the current
+//   stream of `device`)
+// @return the tensors, the metadata and the load's report
+// @throws IoError when the file cannot be opened or read.
+// @throws InvalidArgumentError naming the path, for a header that does not parse, and naming the
+//   tensor and its dtype for a dtype cudakit's tensor lacks (unless raw_unknown_dtypes) or a
+//   conversion that is not defined.
+// @throws OutOfMemoryError when the tensors cannot be allocated.
 [[nodiscard]] SafetensorsLoad load_safetensors(const std::filesystem::path& path, tensor::Device device,
                                                GdsOptions options = GdsOptions::from_environment(),
                                                OptionalStream stream = {});
+// load_safetensors with dtype conversions and raw loading of unknown dtypes (`read`).
+// @param path the .safetensors file
+// @param device where the tensors go
+// @param read the conversions and whether unknown dtypes load as bytes
+// @param options how GdsFile moves the bytes
+// @param stream the stream of the allocations, copies and conversions
+// @return the tensors (converted as `read` asks), the metadata, the report and the raw entries
+// @throws InvalidArgumentError as the overload above, and for a name in read.dtypes that the file
+//   does not hold.
+// @throws IoError when the file cannot be opened or read.
 [[nodiscard]] SafetensorsLoad load_safetensors(const std::filesystem::path& path, tensor::Device device,
                                                const SafetensorsReadOptions& read,
                                                GdsOptions options = GdsOptions::from_environment(),
                                                OptionalStream stream = {});
 
-// Writes `tensors` (contiguous, any device) as a safetensors file, in name order.
-// @throws InvalidArgumentError for complex128, which safetensors has no dtype for.
+// Writes `tensors` (contiguous, any device) as a safetensors file, in name order, through
+// save_file. Device tensors are copied on `stream` after the work already queued there; the call
+// returns once the file is written (and synced as `save` asks).
+// @param path the file written (replaced)
+// @param tensors the tensors by name, each contiguous
+// @param metadata the "__metadata__" strings (none written when empty)
+// @param save atomic replacement and fsync
+// @param options how GdsFile moves the bytes
+// @param stream the copies' stream for device tensors (default: their device's current stream)
+// @return the save's report
+// @throws InvalidArgumentError for complex128, which safetensors has no dtype for, or a tensor
+//   that is not contiguous.
+// @throws StateError for an undefined tensor.
+// @throws IoError for a write, sync or rename that failed.
 IoReport save_safetensors(const std::filesystem::path& path,
                           const std::map<std::string, tensor::Tensor>& tensors,
                           const std::map<std::string, std::string>& metadata = {},
@@ -102,6 +143,8 @@ IoReport save_safetensors(const std::filesystem::path& path,
 
 // "F32" for float32, "F8_E4M3" for float8_e4m3fn, ...: the safetensors name of a cudakit dtype;
 // "?" for complex128, which safetensors lacks.
+// @param dtype a cudakit dtype
+// @return the name (a static string)
 [[nodiscard]] const char* safetensors_dtype_name(tensor::DType dtype) noexcept;
 
 }  // namespace cudakit::gds

@@ -6,6 +6,7 @@
 
 namespace cudakit::graphs {
 
+// Which potentially unsafe CUDA calls invalidate a capture in progress (cudaStreamCaptureMode).
 enum class CaptureErrorMode {
   // Any thread's unsafe call (cudaMalloc, synchronization, ...) during the capture is an error
   // and invalidates the capture: the safest choice, and torch's default.
@@ -16,6 +17,8 @@ enum class CaptureErrorMode {
   relaxed,
 };
 
+// @param mode a mode.
+// @return the runtime's cudaStreamCaptureMode for it.
 [[nodiscard]] constexpr cudaStreamCaptureMode to_cuda(CaptureErrorMode mode) noexcept {
   switch (mode) {
     case CaptureErrorMode::thread_local_: return cudaStreamCaptureModeThreadLocal;

@@ -18,16 +18,25 @@
 
 namespace cudakit::graphs {
 
+// A region of the calling thread: the graph nodes captured while it is open get its annotation. Not
+// copyable or movable: it belongs to its scope, and regions must close in reverse order of opening.
 class KernelAnnotationScope {
  public:
   // {"name": name}.
+  // @param name the annotation's "name" field.
   explicit KernelAnnotationScope(std::string name);
+  // An annotation of several fields.
+  // @param fields the annotation object.
   explicit KernelAnnotationScope(Annotation fields);
   // mark_kernels({{"name", "mlp"}, {"layer", 3}}): preferred over the overloads above for a
   // braced list, which a one-pair list would otherwise make ambiguous.
+  // @param fields the annotation's key-value pairs.
   KernelAnnotationScope(std::initializer_list<Annotation::value_type> fields);
+  // Closes the region: nodes captured from now on no longer get its annotation.
   ~KernelAnnotationScope();
+  // Not copyable: a region is opened and closed once.
   KernelAnnotationScope(const KernelAnnotationScope&) = delete;
+  // Not copyable: a region is opened and closed once.
   KernelAnnotationScope& operator=(const KernelAnnotationScope&) = delete;
 
  private:
@@ -38,8 +47,10 @@ class KernelAnnotationScope {
 using mark_kernels = KernelAnnotationScope;
 
 // The calling thread's open regions, outermost first (what a node captured now would get).
+// @return the regions; the reference is valid until the thread opens or closes a region.
 [[nodiscard]] const std::vector<Annotation>& current_regions() noexcept;
 // Those regions merged: inner regions win per key.
+// @return the merged annotation; empty outside every region.
 [[nodiscard]] Annotation current_annotation();
 
 }  // namespace cudakit::graphs

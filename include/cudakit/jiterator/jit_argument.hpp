@@ -8,16 +8,30 @@
 
 namespace cudakit::jiterator {
 
+// One input of JitFunction::call or JitReduction::call: a tensor or a host number, converted
+// implicitly so that `f.call({x, 2.5})` reads naturally.
 class JitArgument {
  public:
+  // A tensor input, referred to: `tensor` must outlive the argument.
+  // @param tensor the input (a CUDA tensor for a call; a host one stands in for variant_for)
   JitArgument(const tensor::Tensor& tensor) : tensor_(&tensor) {}  // NOLINT: implicit by design
+  // A host number in place of a tensor input.
+  // @param scalar the value, with the dtype it is promoted as
   JitArgument(Scalar scalar) : scalar_(scalar) {}  // NOLINT
+  // A host number in place of a tensor input: Scalar(value).
+  // @tparam T an arithmetic type
+  // @param value the number
   template <class T>
     requires std::is_arithmetic_v<T>
   JitArgument(T value) : scalar_(value) {}  // NOLINT
 
+  // @return whether the argument is a tensor (else a host scalar).
   [[nodiscard]] bool is_tensor() const noexcept { return tensor_ != nullptr; }
+  // The tensor; only when is_tensor().
+  // @return the tensor referred to
   [[nodiscard]] const tensor::Tensor& tensor() const noexcept { return *tensor_; }
+  // The host scalar; meaningful only when !is_tensor().
+  // @return the scalar
   [[nodiscard]] const Scalar& scalar() const noexcept { return scalar_; }
 
  private:

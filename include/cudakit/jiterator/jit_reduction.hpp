@@ -34,43 +34,86 @@ namespace detail {
 class ReductionProgram;
 }
 
+// The optional parts of a JitReduction::call.
 struct JitReductionOptions {
   // The dimensions to reduce (negative ones count from the end); empty: all of them.
   std::vector<int> dims;
-  bool keepdim = false;
-  std::vector<std::pair<std::string, Scalar>> scalars;
-  OptionalStream stream;
+  bool keepdim = false;  // whether the reduced dimensions stay, with size 1
+  std::vector<std::pair<std::string, Scalar>> scalars;  // scalar parameter values, by name
+  OptionalStream stream;  // the kernel's stream; left out, the current stream of the device
 };
 
+// A runtime-compiled reduction, made by create_jit_reduction. Cheap to copy (copies share the
+// compiled kernels); const methods may be called from several threads at once.
 class JitReduction {
  public:
+  // The reduction over every element, with every scalar at its default. Stream-ordered on the
+  // current stream of the tensors' device; returns before the kernel completes.
+  // @tparam Inputs tensor::Tensor, Scalar or arithmetic types
+  // @param inputs the inputs of map, in its order
+  // @return a new 0-dim tensor of the common dtype
+  // @throws InvalidArgumentError as call().
   template <class... Inputs>
   tensor::Tensor operator()(const Inputs&... inputs) const {
     const JitArgument arguments[] = {JitArgument(inputs)...};
     return call(arguments, {});
   }
+  // Reduces map(inputs) with combine over options.dims. Stream-ordered: the kernel is queued on
+  // options.stream (default: the current stream of the tensors' device) and the call returns
+  // before it completes; a first call for a new variant compiles or loads it first.
+  // @param inputs the inputs of map, in its order (at least one tensor)
+  // @param options dimensions, keepdim, scalar values and the stream
+  // @return a new tensor of the common dtype: the input shape without the reduced dimensions
+  //   (with size 1 there when keepdim)
   // @throws as JitFunction::call, and InvalidArgumentError for a dimension out of range or
   //   named twice.
   tensor::Tensor call(std::span<const JitArgument> inputs,
                       const JitReductionOptions& options = {}) const;
+  // call() for a braced list: `r.call({x}, {.dims = {1}})`. Stream-ordered as that call.
+  // @param inputs the inputs of map, in its order
+  // @param options dimensions, keepdim, scalar values and the stream
+  // @return the reduced tensor
+  // @throws InvalidArgumentError as the span overload (and NvrtcError, StateError, CudaError).
   tensor::Tensor call(std::initializer_list<JitArgument> inputs,
                       const JitReductionOptions& options = {}) const {
     return call(std::span<const JitArgument>(inputs.begin(), inputs.size()), options);
   }
 
+  // The CUDA source generated for `variant`: what to attach to a bug report.
+  // @param variant a variant of this reduction (one output)
+  // @return the complete source NVRTC compiles for it
+  // @throws InvalidArgumentError for a variant of the wrong arity.
   [[nodiscard]] std::string generated_source(const KernelVariant& variant) const;
+  // Compiles `variant` for sm_<arch> through the caches, without loading it (needs no GPU).
+  // Blocks the calling thread for the compilation; queues nothing.
+  // @param variant a variant of this reduction
+  // @param arch the architecture as a number: 90 for sm_90
+  // @return where the kernel came from and what each step took
+  // @throws NvrtcError when the code does not compile.
+  // @throws InvalidArgumentError for a variant of the wrong arity.
+  // @throws StateError when NVRTC is not available.
   CompiledKernelInfo compile(const KernelVariant& variant, int arch) const;
+  // How many inputs map takes.
+  // @return the number of map's inputs (scalar parameters aside)
   [[nodiscard]] int num_inputs() const;
 
  private:
-  friend JitReduction create_jit_reduction(std::string, std::string, std::string, ScalarDefaults);
+  friend JitReduction create_jit_reduction(std::string map_code, std::string combine_code, std::string identity,
+                                           ScalarDefaults defaults);
   explicit JitReduction(std::shared_ptr<detail::ReductionProgram> program)
       : program_(std::move(program)) {}
   std::shared_ptr<detail::ReductionProgram> program_;
 };
 
+// A reduction from two functions in strings (see above). Nothing is compiled until the first
+// call.
+// @param map_code one or more C++ functions, the last mapping one element's inputs to a value.
+// @param combine_code one or more C++ functions, the last combining two values (associatively).
+// @param identity a C++ expression, the value of an empty reduction ("0", "-INFINITY", ...).
+// @param defaults the map's scalar parameters, by name, with their default values.
+// @return the reduction, ready to call
 // @throws InvalidArgumentError when either function cannot be parsed, combine does not take
-//   two parameters, or a default names no parameter of map.
+//   two parameters, the identity is empty, or a default names no parameter of map.
 [[nodiscard]] JitReduction create_jit_reduction(std::string map_code, std::string combine_code,
                                                 std::string identity, ScalarDefaults defaults = {});
 

@@ -17,8 +17,10 @@ using tensor::DType;
 
 // One input: a tensor of `dtype`, or (`scalar`) a host number of that dtype.
 struct InputType {
-  DType dtype = DType::float32;
-  bool scalar = false;
+  DType dtype = DType::float32;  // the input's dtype (a host scalar's: bool, int64, float32, float64)
+  bool scalar = false;  // a host number rather than a tensor
+  // Same dtype and same kind.
+  // @return whether the two inputs generate the same code
   friend bool operator==(const InputType&, const InputType&) = default;
 };
 
@@ -28,13 +30,17 @@ enum class OperandAccess : std::uint8_t {
   contiguous,  // every tensor row-major with the output's shape: element i at i
   vectorized,  // contiguous, and every pointer aligned: 16-byte loads and stores
 };
+// "strided", "contiguous" or "vectorized".
+// @param access the access
+// @return its name (a static string)
 [[nodiscard]] const char* to_string(OperandAccess access) noexcept;
 
+// Everything about a call that changes the generated code; equal variants share one kernel.
 struct KernelVariant {
-  std::vector<InputType> inputs;
+  std::vector<InputType> inputs;  // one per input of the entry function, in its order
   // One per output; empty means the inputs' common dtype for each.
   std::vector<DType> outputs;
-  OperandAccess access = OperandAccess::strided;
+  OperandAccess access = OperandAccess::strided;  // how the operands are read and written
   // 64-bit index arithmetic, for more than 2^31 - 1 elements or offsets that large; 32-bit
   // otherwise (cheaper division in the strided path).
   bool index64 = false;
@@ -42,6 +48,8 @@ struct KernelVariant {
   // operand allows merging), fixed in the code so that the loop over them is unrolled exactly;
   // 0 means 8. A kernel for `dims` serves any call of as many dimensions or fewer.
   int dims = 0;
+  // Every field equal.
+  // @return whether the two variants generate the same code
   friend bool operator==(const KernelVariant&, const KernelVariant&) = default;
 };
 

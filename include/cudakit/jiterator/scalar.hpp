@@ -12,11 +12,15 @@ namespace cudakit::jiterator {
 
 using tensor::DType;
 
+// A host number with the dtype it is passed as. A value type.
 class Scalar {
  public:
+  // 0.0 as float64.
   Scalar() = default;
   // bool -> bool, integers -> int64, float -> float32, double (long double) -> float64: the
   // dtype a parameter of this value is passed to the kernel as.
+  // @tparam T an arithmetic type
+  // @param value the number (a uint64 above the int64 range wraps)
   template <class T>
     requires std::is_arithmetic_v<T>
   Scalar(T value) {  // NOLINT(google-explicit-constructor): numbers stand in for Scalars
@@ -36,18 +40,25 @@ class Scalar {
   }
 
   // bool, int64, float32 or float64.
+  // @return the dtype of the value
   [[nodiscard]] DType dtype() const noexcept { return dtype_; }
+  // @return whether the value came from a floating type (float32 or float64).
   [[nodiscard]] bool is_floating() const noexcept { return tensor::is_floating(dtype_); }
+  // @return the value as a double (large int64 values round).
   [[nodiscard]] double to_double() const noexcept {
     return is_floating() ? floating_ : static_cast<double>(integer_);
   }
+  // @return the value as an int64 (floating values truncated toward zero; undefined out of range).
   [[nodiscard]] std::int64_t to_int64() const noexcept {
     return is_floating() ? static_cast<std::int64_t>(floating_) : integer_;
   }
   // The value converted to `dtype`'s C++ type (float16 and bfloat16: their bits), in the low
   // bytes of the result: what a kernel parameter of that type reads.
+  // @param dtype a computing dtype (the parameter's type in the kernel)
+  // @return the converted value's bytes, zero-extended to 64 bits
   [[nodiscard]] std::uint64_t bits_as(DType dtype) const noexcept;
   // "2.5 (float64)", for messages.
+  // @return the value and its dtype as text
   [[nodiscard]] std::string description() const;
 
  private:

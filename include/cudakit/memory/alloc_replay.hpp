@@ -14,17 +14,19 @@
 
 namespace cudakit::memory {
 
+// What one replay measured.
 struct ReplayResult {
-  double ns_per_op = 0;
-  std::size_t peak_allocated = 0;
-  std::size_t peak_reserved = 0;
-  std::size_t device_allocations = 0;
-  std::uint64_t ops = 0;
+  double ns_per_op = 0;  // wall-clock nanoseconds per operation of the timed loop
+  std::size_t peak_allocated = 0;  // the allocator's peak allocated bytes during the replay
+  std::size_t peak_reserved = 0;  // its peak reserved bytes during the replay
+  std::size_t device_allocations = 0;  // memory obtained from the device (or provider) during the replay
+  std::uint64_t ops = 0;  // operations replayed
 };
 
 // Called after each operation of a replay with its index; the default does nothing and compiles
 // away, so the timed loop is the same loop whether or not someone watches it.
 struct NoReplayObserver {
+  // Does nothing.
   void operator()(std::size_t /*op_index*/) const {}
 };
 
@@ -99,6 +101,18 @@ ReplayResult finish_replay(Allocator& a, double ns, std::uint64_t ops, std::size
 // trace leaves live (also when an operation throws), then empties the cache again. `observe(i)`
 // runs after operation i (the benchmarks' memory-over-time plots sample the allocator's
 // statistics there, in an untimed pass).
+//
+// Runs on the calling thread; what the allocator does with the streams (stream ordering,
+// synchronization in empty_cache) is its own.
+// @tparam Allocator an allocator with the interface above (e.g. CachingAllocatorReplayTarget).
+// @tparam Stream what the allocator takes as a stream.
+// @tparam Observer a callable taking the operation's index.
+// @param a the allocator; its cache is emptied and its peaks reset first.
+// @param trace the trace, in memory.
+// @param streams the streams trace streams map to, round robin (at least one).
+// @param observe called after each operation.
+// @return the timing and the allocator's peaks over the replay.
+// @throws any exception of the allocator (OutOfMemoryError among them), after freeing what is live.
 template <class Allocator, class Stream, class Observer = NoReplayObserver>
 ReplayResult replay_alloc_trace(Allocator& a, const AllocTrace& trace, const std::vector<Stream>& streams,
                                 Observer observe = {}) {
@@ -124,6 +138,19 @@ ReplayResult replay_alloc_trace(Allocator& a, const AllocTrace& trace, const std
 // stream_for(i), which is asked for each stream as it appears. When an operation throws, the
 // trace's line of it is in `*failed_line` (where given), what is live is freed, and the
 // exception goes on.
+// @tparam Allocator an allocator with the interface above.
+// @tparam StreamFor a callable giving the allocator's stream for a trace stream index.
+// @param a the allocator; its cache is emptied and its peaks reset first.
+// @param reader the trace, read from where it stands.
+// @param stream_for gives the stream of each trace stream index.
+// @param failed_line where to store the trace line of the operation that threw (0 when the
+// reader threw); may be null.
+// @param batch operations read at a time (> 0).
+// @return the timing (of the allocator's calls only) and the allocator's peaks over the replay.
+// @throws InvalidArgumentError from the reader, for a malformed trace.
+// @throws FileError from the reader, for a trace that cannot be read.
+// @throws OutOfMemoryError from the allocator (as any other exception of it), after freeing
+// what is live.
 template <class Allocator, class StreamFor>
 ReplayResult replay_alloc_trace(Allocator& a, AllocTraceReader& reader, StreamFor stream_for,
                                 std::uint64_t* failed_line = nullptr, std::size_t batch = 1 << 16) {

@@ -15,8 +15,9 @@
 
 namespace cudakit::memory {
 
+// One operation of a trace.
 struct AllocTraceOp {
-  bool is_alloc = true;
+  bool is_alloc = true;  // 'a' (an allocation) or 'f' (a free)
   // Dense index of the allocation while it is live; a freed allocation's slot is reused, so the
   // slots number at most the allocations live at once.
   std::uint32_t slot = 0;
@@ -25,10 +26,11 @@ struct AllocTraceOp {
   std::uint64_t thread = 0;  // the trace's thread column (an opaque id); 0 when it has none
 };
 
+// A whole trace in memory.
 struct AllocTrace {
-  std::vector<AllocTraceOp> ops;
+  std::vector<AllocTraceOp> ops;  // every operation, in program order
   std::uint32_t num_ids = 0;  // slots: the most allocations live at once
-  std::uint32_t num_streams = 0;
+  std::uint32_t num_streams = 0;  // distinct stream ids (dense indices 0..num_streams-1)
   // Peak of the sum of live requested sizes over the trace.
   std::uint64_t peak_requested_bytes = 0;
 };
@@ -39,31 +41,58 @@ struct AllocTrace {
 // 200 bytes of the line; a file that cannot be opened or read is a FileError.
 class AllocTraceReader {
  public:
-  // The longest line read, and the most distinct streams.
+  // The longest line read, in bytes (a longer one is refused).
   static constexpr std::size_t kMaxLineBytes = 4096;
-  static constexpr std::uint32_t kMaxStreams = 1u << 16;
+  static constexpr std::uint32_t kMaxStreams = 1u << 16;  // the most distinct streams a trace may name
 
-  // A file (".gz" or not: the content decides); `path` names it in messages.
+  // A file (".gz" or not: the content decides); `path` names it in messages. Reads only the
+  // first bytes now.
+  // @param path the trace file.
+  // @throws FileError when the file cannot be opened or read.
   explicit AllocTraceReader(const std::string& path);
   // Text in memory; `name` names it in messages. The text must outlive the reader.
+  // @param text the trace (not compressed).
+  // @param name the trace's name in messages.
   AllocTraceReader(std::string_view text, std::string name);
+  // Closes the file.
   ~AllocTraceReader();
+  // Moves the reader and its position; `other` may only be destroyed or assigned to.
   AllocTraceReader(AllocTraceReader&&) noexcept;
+  // Moves the reader and its position; `other` may only be destroyed or assigned to.
+  // @return this reader.
   AllocTraceReader& operator=(AllocTraceReader&&) noexcept;
 
   // Replaces `ops` with the next operations, at most `max_ops` (> 0); false when none is left,
   // after the whole input was read and checked (a compressed one to its end and checksum).
+  // @param ops cleared, then filled with up to `max_ops` operations.
+  // @param max_ops the most operations to read (0 reads nothing and returns false).
+  // @return true when `ops` holds at least one operation.
+  // @throws InvalidArgumentError for a malformed line (naming the trace and line), a limit
+  // passed, or damaged compressed data.
+  // @throws FileError when the file cannot be read.
   bool read(std::vector<AllocTraceOp>& ops, std::size_t max_ops);
   // The line of the last read's operation `index`.
+  // @param index an index into the `ops` the last read() filled.
+  // @return its line number, from 1.
+  // @throws std::out_of_range for an index beyond the last read.
   [[nodiscard]] std::uint64_t line_of(std::size_t index) const;
 
+  // @return the name messages use (the path, or the name given).
   [[nodiscard]] const std::string& name() const;
+  // @return the operations read so far.
   [[nodiscard]] std::uint64_t ops_read() const;
+  // @return the slots used so far: the most allocations live at once.
   [[nodiscard]] std::uint32_t num_slots() const;
+  // @return the distinct streams seen so far.
   [[nodiscard]] std::uint32_t num_streams() const;
   // The stream name of dense index `stream` ("s0", "7").
+  // @param stream a dense index below num_streams().
+  // @return the name as the trace writes it.
+  // @throws std::out_of_range for an index not seen yet.
   [[nodiscard]] const std::string& stream_name(std::uint32_t stream) const;
+  // @return the peak of live requested bytes over the operations read so far.
   [[nodiscard]] std::uint64_t peak_requested_bytes() const;
+  // @return whether the trace's header names the thread column.
   [[nodiscard]] bool has_thread_column() const;
 
  private:
@@ -72,9 +101,16 @@ class AllocTraceReader {
 };
 
 // A whole trace in memory (the benchmarks and tests replay one many times).
-// @throws as AllocTraceReader.
+// @param path the trace file, plain or gzip-compressed.
+// @return every operation, with the slot and stream counts.
+// @throws InvalidArgumentError for a malformed trace, as AllocTraceReader::read().
+// @throws FileError when the file cannot be opened or read.
 [[nodiscard]] AllocTrace load_alloc_trace(const std::string& path);
 // The same from text already in memory (`name` is used in error messages).
+// @param text the trace (not compressed).
+// @param name the trace's name in messages.
+// @return every operation, with the slot and stream counts.
+// @throws InvalidArgumentError for a malformed trace, as AllocTraceReader::read().
 [[nodiscard]] AllocTrace parse_alloc_trace(const std::string& text, const std::string& name);
 
 }  // namespace cudakit::memory

@@ -25,8 +25,12 @@ enum class CrossStreamReuse : unsigned char {
   // (stream-ordered, no host synchronization; cudaMemPoolReuseAllowInternalDependencies).
   dependencies,
 };
+// The setting's name as CUDAKIT_ALLOC_CONF spells it.
+// @param mode the mode.
+// @return "off", "opportunistic" or "dependencies".
 [[nodiscard]] const char* to_string(CrossStreamReuse mode) noexcept;
 
+// The caching allocator's settings. A value: CachingAllocator::config() returns a copy.
 struct AllocatorConfig {
   // Without expandable_segments, requests above 1 MiB and under 10 MiB are served from segments
   // of this size (torch's large_segment_size_mb; more than 10 MiB, default 20 MiB). Larger
@@ -53,7 +57,7 @@ struct AllocatorConfig {
   // one value for all ("roundup_power2_divisions:4") or per interval as torch does
   // ("roundup_power2_divisions:[256:1,512:2,1024:4,>:8]").
   static constexpr std::size_t kRoundupIntervals = 16;
-  std::array<unsigned, kRoundupIntervals> roundup_power2_divisions{};
+  std::array<unsigned, kRoundupIntervals> roundup_power2_divisions{};  // d per interval; all 0 by default
   // cross_stream_reuse:off|opportunistic|dependencies. The default is the one that measured best
   // on the recorded traces with several streams (docs/performance.md, the allocator table).
   CrossStreamReuse cross_stream_reuse = CrossStreamReuse::opportunistic;
@@ -71,17 +75,25 @@ struct AllocatorConfig {
   // (pinned_num_register_threads: a power of two up to 128; no effect without the first key).
   // See Note [Registered pinned memory].
   bool pinned_use_host_register = false;
-  unsigned pinned_num_register_threads = 1;
+  unsigned pinned_num_register_threads = 1;  // see pinned_use_host_register
   // Which allocator serves memory::allocate and the statistics functions (torch's `backend` key):
   // cudakit's caching allocator ("native") or CUDA's stream-ordered pool allocator
   // ("cudaMallocAsync"). Read once, at the first use of the device-wide allocator. See Note
   // [Allocator backends] in src/memory/detail/allocator_backend.hpp.
   enum class Backend { native, cuda_malloc_async };
-  Backend backend = Backend::native;
+  Backend backend = Backend::native;  // the device-wide allocator's backend (see Backend)
 
   // Parses "expandable_segments:True,max_split_size_mb:128,...". Unknown keys and bad values
-  // are errors naming the key and the value. @throws InvalidArgumentError
+  // are errors naming the key and the value.
+  // @param text the settings, CUDAKIT_ALLOC_CONF's syntax.
+  // @param base the values of keys `text` does not name.
+  // @return `base` with `text` applied.
+  // @throws InvalidArgumentError naming the key and the value.
   static AllocatorConfig parse(std::string_view text, AllocatorConfig base);
+  // parse() over the defaults.
+  // @param text the settings, CUDAKIT_ALLOC_CONF's syntax.
+  // @return the defaults with `text` applied.
+  // @throws InvalidArgumentError naming the key and the value.
   static AllocatorConfig parse(std::string_view text);
   // The keys set_allocator_settings() changes in a running allocator (See Note [Settings at run
   // time] in allocator_config.cpp); the others are read when an allocator is created.
@@ -92,15 +104,27 @@ struct AllocatorConfig {
   // parse() for a running allocator (torch.cuda.memory._set_allocator_settings): only
   // kRuntimeKeys; a key outside them, an unknown key or a bad value throws, naming it, before
   // anything is applied. Keys not named keep their value in `base`.
+  // @param text the settings, CUDAKIT_ALLOC_CONF's syntax, kRuntimeKeys only.
+  // @param base the running allocator's settings.
+  // @param api the function named in error messages.
+  // @return `base` with `text` applied.
   // @throws InvalidArgumentError naming the API as `api`.
   static AllocatorConfig parse_runtime(std::string_view text, AllocatorConfig base,
                                        std::string_view api = "set_allocator_settings");
   // The defaults overridden by CUDAKIT_ALLOC_CONF when set.
+  // @return the settings (read from the environment at each call).
+  // @throws InvalidArgumentError for a malformed CUDAKIT_ALLOC_CONF, naming the key and value.
   static AllocatorConfig from_environment();
   // The config written back in the same syntax.
+  // @return expandable_segments, then every key whose value is not its default.
   [[nodiscard]] std::string to_string() const;
   // The roundup_power2_divisions entry that applies to a request of `bytes`, and its index.
+  // @param bytes the request's size.
+  // @return roundup_power2_divisions[roundup_interval(bytes)].
   [[nodiscard]] unsigned roundup_divisions(std::size_t bytes) const noexcept;
+  // The index of the roundup_power2_divisions interval of a request.
+  // @param bytes the request's size.
+  // @return 0 under 2 MiB, k for [2^k, 2^(k+1)) MiB, at most kRoundupIntervals - 1.
   [[nodiscard]] static std::size_t roundup_interval(std::size_t bytes) noexcept;
 };
 

@@ -12,28 +12,39 @@
 
 namespace cudakit::memory {
 
+// The model of one pool. Single-threaded; addresses are numbers, and frees take effect at once
+// (a replay's stream ordering is the order of the calls).
 class AsyncPoolModel {
  public:
-  static constexpr std::uint64_t kGranule = std::uint64_t{2} << 20;
-  static constexpr std::uint64_t kAlignment = 512;
-  static constexpr std::uint64_t kFailed = ~std::uint64_t{0};
+  static constexpr std::uint64_t kGranule = std::uint64_t{2} << 20;  // the mapping granularity, in bytes
+  static constexpr std::uint64_t kAlignment = 512;  // every block's alignment, in bytes
+  static constexpr std::uint64_t kFailed = ~std::uint64_t{0};  // allocate()'s answer on failure
 
   // `capacity`: the physical memory that can be mapped at all.
+  // @param capacity bytes that can be mapped.
   explicit AsyncPoolModel(std::size_t capacity) : capacity_(capacity) {}
 
   // cudaMallocAsync: the block's address, or kFailed when even the pool's unused memory
   // released (as the driver does before failing) leaves too little.
+  // @param bytes the size requested (rounded up to kAlignment).
+  // @return the block's address, or kFailed.
   std::uint64_t allocate(std::size_t bytes);
   // cudaFreeAsync: the memory returns to the pool, still mapped.
+  // @param address an address allocate() returned; any other is ignored.
   void free(std::uint64_t address);
   // cudaMemPoolTrimTo(pool, 0) after a synchronization (torch.cuda.empty_cache() with the
   // cudaMallocAsync backend): every granule no live block touches is unmapped.
   void trim();
 
+  // @return mapped bytes now (the pool's reserved memory).
   [[nodiscard]] std::uint64_t reserved() const noexcept { return mapped_; }
+  // @return the peak of reserved().
   [[nodiscard]] std::uint64_t peak_reserved() const noexcept { return peak_mapped_; }
+  // @return bytes of live blocks now.
   [[nodiscard]] std::uint64_t allocated() const noexcept { return allocated_; }
+  // @return the peak of allocated().
   [[nodiscard]] std::uint64_t peak_allocated() const noexcept { return peak_allocated_; }
+  // @return the trim() calls so far, the driver's own before a failure included.
   [[nodiscard]] std::size_t trims() const noexcept { return trims_; }
 
  private:

@@ -11,6 +11,8 @@
 
 namespace cudakit::memory {
 
+// The options of record_memory_history() and CachingAllocator::record_history(); the defaults
+// record everything with C++ frames, without a limit.
 struct MemoryHistoryOptions {
   // torch's `enabled`: none stops recording (and forgets the history); state keeps only the
   // state of live memory (each live block with the frames of its allocation, in snapshots); all
@@ -24,9 +26,9 @@ struct MemoryHistoryOptions {
   // "python" and "all" both map to cpp); none records contexts without frames.
   enum class Stacks { none, cpp };
 
-  Enabled enabled = Enabled::all;
-  Context context = Context::all;
-  Stacks stacks = Stacks::cpp;
+  Enabled enabled = Enabled::all;  // what is recorded
+  Context context = Context::all;  // which events carry frames
+  Stacks stacks = Stacks::cpp;  // whether frames are captured
   // The trace keeps the last max_entries events (torch's default: sys.maxsize, no limit).
   std::size_t max_entries = std::numeric_limits<std::size_t>::max();
   // Forgets the history recorded so far (stopping always does).
@@ -38,10 +40,20 @@ struct MemoryHistoryOptions {
   std::vector<std::string> skip_actions;
 
   // torch's strings: enabled "state" | "all" | nullopt (None); context "state" | "alloc" | "all"
-  // | nullopt; stacks "cpp" | "python" | "all" | "none". @throws InvalidArgumentError naming
-  // the argument and the value.
+  // | nullopt; stacks "cpp" | "python" | "all" | "none".
+  // @param enabled "state", "all", or nullopt (torch's None: off).
+  // @return the value.
+  // @throws InvalidArgumentError naming the argument and the value.
   [[nodiscard]] static Enabled parse_enabled(std::optional<std::string_view> enabled);
+  // torch's `context` string.
+  // @param context "state", "alloc", "all", or nullopt (no frames).
+  // @return the value.
+  // @throws InvalidArgumentError naming the argument and the value.
   [[nodiscard]] static Context parse_context(std::optional<std::string_view> context);
+  // torch's `stacks` string.
+  // @param stacks "cpp", "python", "all" (all three: cpp) or "none".
+  // @return the value.
+  // @throws InvalidArgumentError naming the argument and the value.
   [[nodiscard]] static Stacks parse_stacks(std::string_view stacks);
 };
 

@@ -15,14 +15,14 @@ namespace cudakit::memory {
 
 // What the allocator knew when it gave up. The byte counts are those of the error's report.
 struct OutOfMemoryInfo {
-  int device = 0;
-  std::size_t requested_bytes = 0;
-  StreamKey stream = 0;
-  PoolId pool;
+  int device = 0;  // the allocator's device ordinal
+  std::size_t requested_bytes = 0;  // the size of the request that failed
+  StreamKey stream = 0;  // the stream it was for
+  PoolId pool;  // the pool it was for
   std::size_t allocated_bytes = 0;     // allocated by this allocator, all pools and streams
   std::size_t reserved_bytes = 0;      // obtained from the driver, all pools and streams
   std::size_t device_free_bytes = 0;   // free on the device, as its provider reports it
-  std::size_t device_total_bytes = 0;
+  std::size_t device_total_bytes = 0;  // the device's total memory, as its provider reports it
   std::size_t largest_free_block = 0;  // the largest cached free block, any pool or stream
   std::size_t private_pools_reserved_bytes = 0;  // reserved by pools other than the default
   bool during_capture = false;         // the stream was capturing: no cache was released

@@ -4,6 +4,7 @@
 
 namespace cudakit::memory {
 
+// The options of one pool, fixed at its creation.
 struct PoolOptions {
   // When a request to the default pool cannot be served by the memory the device has left, the
   // pool's free cached blocks on the requesting stream may serve it, before the default pool's

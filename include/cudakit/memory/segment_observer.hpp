@@ -14,20 +14,22 @@
 
 namespace cudakit::memory {
 
+// One range of provider memory that comes or goes.
 struct SegmentEvent {
+  // Whether the range comes or goes.
   enum class Kind : std::uint8_t {
     mapped,     // [base, base + bytes) is backed and about to serve allocations
     unmapping,  // [base, base + bytes) is about to be returned to the provider
   };
-  Kind kind = Kind::mapped;
-  int device = 0;
-  void* base = nullptr;
-  std::size_t bytes = 0;
+  Kind kind = Kind::mapped;  // whether the range comes or goes
+  int device = 0;  // the allocator's device ordinal
+  void* base = nullptr;  // the range's start
+  std::size_t bytes = 0;  // the range's length
   // A chunk of an expandable range (one map() call; chunks are unmapped last first, each
   // exactly as mapped), rather than a whole classic segment.
   bool expandable = false;
-  PoolId pool;
-  StreamKey stream = 0;
+  PoolId pool;  // the pool whose memory it is
+  StreamKey stream = 0;  // the stream whose requests the range serves
 };
 
 // Note [Segment observers' locks]
@@ -38,6 +40,9 @@ struct SegmentEvent {
 // locks of its own that nothing holds while allocating. It must not throw (what it throws is
 // logged and dropped: a segment is returned all the same). An unmapping event always comes
 // before the memory is returned, so an observer may still use the range during the call.
+
+// A function told of every range an allocator maps and unmaps (CachingAllocator::
+// attach_segment_observer). See Note [Segment observers' locks] for what it may do.
 using SegmentObserver = std::function<void(const SegmentEvent&)>;
 
 }  // namespace cudakit::memory

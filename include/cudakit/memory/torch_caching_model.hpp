@@ -14,10 +14,13 @@
 
 namespace cudakit::memory {
 
+// The model of one device's torch allocator. Single-threaded; streams are dense indices and
+// nothing runs on a device: "stream ordering" is the order of the calls.
 class TorchCachingModel {
  public:
+  // A block's index in the model (reused after the block is merged away).
   using BlockId = std::uint32_t;
-  static constexpr BlockId kNoBlock = ~BlockId{0};
+  static constexpr BlockId kNoBlock = ~BlockId{0};  // allocate()'s answer where torch would fail
 
   // `config`: torch's keys (expandable_segments, max_split_size_mb, max_non_split_rounding_mb,
   // large_segment_size_mb, roundup_power2_divisions, garbage_collection_threshold,
@@ -25,35 +28,68 @@ class TorchCachingModel {
   // total memory, which the memory fraction, the garbage-collection threshold and expandable
   // segments' address ranges are taken of. `capacity`: the memory that can be obtained at all
   // (cudaMalloc and cuMemCreate fail beyond it).
+  // @param config torch's settings.
+  // @param device_memory the device's total memory, in bytes.
+  // @param capacity the memory that can be obtained, in bytes.
   TorchCachingModel(const AllocatorConfig& config, std::size_t device_memory, std::size_t capacity);
 
   // torch's malloc on `stream` (any dense index): kNoBlock where torch would raise
   // OutOfMemoryError, after releasing what it can and retrying as torch does.
+  // @param bytes the size requested.
+  // @param stream the requesting stream's dense index.
+  // @return the block, or kNoBlock.
+  // @throws InvalidArgumentError when the trace asks for more address space over its run than
+  // the model can number.
   BlockId allocate(std::size_t bytes, std::uint32_t stream);
   // torch's free. With `deferred`, the block stays unusable until complete_free(the returned
   // ticket) (record_stream's events), while allocated bytes drop at once, as in torch; a release
   // of the cache (out of memory, empty_cache) waits for every such free first, after which its
   // complete_free does nothing.
   using PendingFree = std::uint64_t;
+  // Frees `block` (see above).
+  // @param block a block allocate() returned, still allocated.
+  // @param deferred whether the free waits for complete_free().
+  // @return the ticket for complete_free() when deferred; 0 otherwise.
   PendingFree free(BlockId block, bool deferred = false);
+  // Completes a deferred free: the block becomes reusable. A ticket that is 0, unknown, or
+  // already completed (by a release of the cache) is ignored.
+  // @param ticket what free() returned.
   void complete_free(PendingFree ticket);
   // torch.cuda.empty_cache(): every cached block that can be returned, returned.
   void empty_cache();
 
+  // The rounded size of a block.
+  // @param block a block of the model.
+  // @return its size in bytes.
+  // @throws std::out_of_range for an id the model never made.
   [[nodiscard]] std::size_t block_size(BlockId block) const { return blocks_.at(block).size; }
+  // The modelled address of a block (a number; no memory is behind it).
+  // @param block a block of the model.
+  // @return its address.
+  // @throws std::out_of_range for an id the model never made.
   [[nodiscard]] std::uint64_t address(BlockId block) const { return blocks_.at(block).addr; }
+  // @return reserved bytes now (torch.cuda.memory_reserved()).
   [[nodiscard]] std::uint64_t reserved() const noexcept { return reserved_; }
+  // @return the peak of reserved() (torch.cuda.max_memory_reserved()).
   [[nodiscard]] std::uint64_t peak_reserved() const noexcept { return peak_reserved_; }
+  // @return allocated bytes now (torch.cuda.memory_allocated()).
   [[nodiscard]] std::uint64_t allocated() const noexcept { return allocated_; }
+  // @return the peak of allocated() (torch.cuda.max_memory_allocated()).
   [[nodiscard]] std::uint64_t peak_allocated() const noexcept { return peak_allocated_; }
   // cudaMalloc and map calls, as torch's num_device_alloc counts them.
+  // @return the count.
   [[nodiscard]] std::size_t device_allocations() const noexcept { return device_allocs_; }
   // Allocations that needed the cache released and a retry (torch's num_alloc_retries).
+  // @return the count.
   [[nodiscard]] std::size_t retries() const noexcept { return retries_; }
   // The block sizes, in address order, of the segment holding `block` (for tests).
+  // @param block a block of the model.
+  // @return the sizes of every block of its segment.
   [[nodiscard]] std::vector<std::size_t> segment_of(BlockId block) const;
 
   // torch's round_size.
+  // @param bytes the size requested.
+  // @return the size torch's allocator would serve (roundup_power2_divisions applied).
   [[nodiscard]] std::size_t round_size(std::size_t bytes) const;
 
  private:

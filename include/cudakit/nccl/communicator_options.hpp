@@ -8,6 +8,9 @@
 
 namespace cudakit::nccl {
 
+// How a communicator is made and watched. Zero fields mean "the default": resolved() fills them
+// in, from the CUDAKIT_NCCL_* variables where one is set. Every way of making a Communicator
+// resolves the options it is given.
 struct CommunicatorOptions {
   // How long initialization, and each operation from its enqueue, may take before the watchdog
   // aborts the communicator (See Note [Never a silent hang] in communicator.hpp). Default 10
@@ -30,7 +33,13 @@ struct CommunicatorOptions {
   // (0 or 1), else off: it pays only where NCCL has zero-copy paths for registered buffers.
   std::optional<bool> register_allocator_segments;
 
-  // These options with zero fields replaced by the defaults (and the variables above).
+  // These options with zero fields replaced by the defaults (and the variables above): timeout
+  // 10 minutes or CUDAKIT_NCCL_TIMEOUT_MS, poll_interval 50 ms, flight_records 2000 or
+  // CUDAKIT_NCCL_FLIGHT_RECORDS, an empty name "default", register_allocator_segments
+  // CUDAKIT_NCCL_REGISTER_ALLOCATOR or off.
+  // @return a copy with every field set
+  // @throws InvalidArgumentError naming the variable and its value when one of the variables is
+  //   set but not a positive integer (or, for CUDAKIT_NCCL_REGISTER_ALLOCATOR, neither 0 nor 1).
   [[nodiscard]] CommunicatorOptions resolved() const;
 };
 

@@ -6,9 +6,13 @@
 
 namespace cudakit::nccl {
 
+// One address range registered with NCCL (ncclCommRegister), as
+// Communicator::registered_segments() lists it.
 struct RegisteredSegment {
-  void* base = nullptr;
-  std::size_t bytes = 0;
+  void* base = nullptr;   // first byte of the range (device memory)
+  std::size_t bytes = 0;  // length of the range
+  // Whether both name the same range.
+  // @return true when base and bytes are equal.
   friend bool operator==(const RegisteredSegment&, const RegisteredSegment&) = default;
 };
 

@@ -16,7 +16,8 @@
 
 namespace cudakit::nvtx {
 
-// The process's cudakit domain (nvtxDomainCreateA("cudakit") at the first call).
+// The process's cudakit domain (nvtxDomainCreateA("cudakit") at the first call). Thread-safe.
+// @return the domain's handle; null where no tool is attached.
 [[nodiscard]] inline nvtxDomainHandle_t domain() noexcept {
   static const nvtxDomainHandle_t handle = nvtxDomainCreateA("cudakit");
   return handle;
@@ -24,6 +25,8 @@ namespace cudakit::nvtx {
 
 // Names category `id` in the cudakit domain (what Nsight shows for ranges of that category).
 // Category 0 is "no category" and cannot be named.
+// @param id the category, 1 or more (EventAttributes::category).
+// @param name its name; NVTX copies it.
 // @throws InvalidArgumentError for category 0 or a null name.
 void name_category(std::uint32_t id, const char* name);
 

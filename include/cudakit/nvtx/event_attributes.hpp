@@ -12,9 +12,11 @@
 
 namespace cudakit::nvtx {
 
+// A number attached to a range or mark, of one of the types NVTX carries. Make one with of().
 struct Payload {
+  // The payload's type; `none` for no payload.
   enum class Type : std::uint8_t { none, uint64, int64, float64, uint32, int32, float32 };
-  Type type = Type::none;
+  Type type = Type::none;  // which member of `value` is set
   union {
     std::uint64_t u64;
     std::int64_t i64;
@@ -24,6 +26,11 @@ struct Payload {
     float f32;
   } value{.u64 = 0};
 
+  // A payload of `v`'s type: double, float, or the signed or unsigned integer of 32 or 64 bits that
+  // holds T.
+  // @tparam T an arithmetic type.
+  // @param v the value.
+  // @return the payload.
   template <class T>
   [[nodiscard]] static constexpr Payload of(T v) noexcept {
     Payload p;
@@ -37,14 +44,16 @@ struct Payload {
   }
 };
 
+// What a range or mark carries: its name, category, color and payload. Every field is optional.
 struct EventAttributes {
   const char* name = nullptr;                    // used when `registered` is null
   const RegisteredString* registered = nullptr;  // a hot name, registered once
   std::uint32_t category = 0;                    // 0: none (See name_category)
   std::uint32_t argb = 0;                        // 0: the tool's default color
-  Payload payload{};
+  Payload payload{};  // a number shown beside the range
 
   // The text the trace hooks report (the registered string's, else `name`).
+  // @return the name, or null when neither is set.
   [[nodiscard]] const char* text() const noexcept { return registered ? registered->text() : name; }
 };
 

@@ -32,7 +32,12 @@ inline void range_push(const EventAttributes& attributes) noexcept {
   nvtxDomainRangePushEx(domain(), &e);
   CUDAKIT_TRACE_NOTHROW({.kind = TraceEventKind::range_push, .name = attributes.text()});
 }
+// Opens a range named `name` on the calling thread.
+// @param name the range's name; it must stay valid while a trace listener may read it (a
+//        literal, typically).
 inline void range_push(const char* name) noexcept { range_push(EventAttributes{.name = name}); }
+// Opens a range named by a registered string on the calling thread.
+// @param name the registered name.
 inline void range_push(const RegisteredString& name) noexcept {
   range_push(EventAttributes{.registered = &name});
 }
@@ -45,27 +50,36 @@ inline void range_pop() noexcept {
 
 // Opens a range that is not tied to a thread (nvtxDomainRangeStartEx): range_end(id) closes it,
 // on any thread.
+// @param attributes its message, category, color and payload.
+// @return the range's id, for range_end().
 [[nodiscard]] inline RangeId range_start(const EventAttributes& attributes) noexcept {
   const nvtxEventAttributes_t e = detail::to_nvtx(attributes);
   const RangeId id = nvtxDomainRangeStartEx(domain(), &e);
   CUDAKIT_TRACE_NOTHROW({.kind = TraceEventKind::range_start, .name = attributes.text(), .range_id = id});
   return id;
 }
+// Opens a range named `name` that is not tied to a thread.
+// @param name the range's name.
+// @return the range's id, for range_end().
 [[nodiscard]] inline RangeId range_start(const char* name) noexcept {
   return range_start(EventAttributes{.name = name});
 }
 
 // Closes the range range_start returned `id` for.
+// @param id the id range_start() returned.
 inline void range_end(RangeId id) noexcept {
   nvtxDomainRangeEnd(domain(), id);
   CUDAKIT_TRACE_NOTHROW({.kind = TraceEventKind::range_end, .range_id = id});
 }
 
 // An instant (nvtxDomainMarkEx); not reported to the trace hooks.
+// @param attributes its message, category, color and payload.
 inline void mark(const EventAttributes& attributes) noexcept {
   const nvtxEventAttributes_t e = detail::to_nvtx(attributes);
   nvtxDomainMarkEx(domain(), &e);
 }
+// An instant named `name`; not reported to the trace hooks.
+// @param name the mark's name.
 inline void mark(const char* name) noexcept { mark(EventAttributes{.name = name}); }
 
 }  // namespace cudakit::nvtx

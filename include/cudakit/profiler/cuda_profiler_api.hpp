@@ -9,18 +9,24 @@
 
 namespace cudakit::profiler {
 
-// cudaProfilerStart. @throws CudaError (no device, or the runtime refuses).
+// cudaProfilerStart: an attached external profiler starts recording. Host-side; queues no work.
+// @throws CudaError (no device, or the runtime refuses).
 void start();
-// cudaProfilerStop. @throws CudaError.
+// cudaProfilerStop: an attached external profiler stops recording. It does not wait for queued
+// work: synchronize first so that the work is inside the window.
+// @throws CudaError (no device, or the runtime refuses).
 void stop();
 
 // start() for the scope's life; stop() at its end (a failure there is logged).
 class [[nodiscard]] ProfileScope {
  public:
-  // @throws as start().
+  // @throws CudaError as start() (no device, or the runtime refuses).
   ProfileScope();
+  // stop(); a failure is logged, never thrown.
   ~ProfileScope();
+  // Not copyable: the window is closed once.
   ProfileScope(const ProfileScope&) = delete;
+  // Not copyable: the window is closed once.
   ProfileScope& operator=(const ProfileScope&) = delete;
 };
 

@@ -29,6 +29,7 @@ class ActivityCollector;  // the event store CUPTI's thread appends to (src/prof
 class RangeRecorder;      // NVTX ranges from the trace hooks (src/profiler/detail)
 }
 
+// Which CUPTI activity kinds a Profiler records.
 struct ProfilerOptions {
   bool kernels = true;          // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
   bool memory_ops = true;       // CUPTI_ACTIVITY_KIND_MEMCPY and _MEMSET
@@ -36,14 +37,21 @@ struct ProfilerOptions {
   bool synchronization = true;  // CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
 };
 
+// Records the device activity (and host ranges) of a region of the program through CUPTI, for
+// export as a Chrome trace or a summary table. Neither copyable nor movable; use it from one
+// thread.
 class Profiler {
  public:
   // Starts recording at once when `start_now`.
-  // @throws as start().
+  // @param options which activity kinds to record.
+  // @param start_now whether to call start() now.
+  // @throws StateError as start().
   explicit Profiler(ProfilerOptions options = {}, bool start_now = true);
   // Stops if running; never throws.
   ~Profiler();
+  // Not copyable: a Profiler owns its CUPTI listener.
   Profiler(const Profiler&) = delete;
+  // Not copyable: a Profiler owns its CUPTI listener.
   Profiler& operator=(const Profiler&) = delete;
 
   // Begins recording; events of an earlier start/stop are kept and added to.
@@ -52,19 +60,31 @@ class Profiler {
   void start();
   // Waits for all work on the device (cudaDeviceSynchronize, as torch.profiler does on exit) so
   // that everything launched while recording is delivered, then stops. No-op when not running.
+  // Blocks the host: every visible device is synchronized in turn (a failure there is left for
+  // the next CUDA call to report), then CUPTI's buffers are flushed. Never throws.
   void stop();
+  // @return true between start() and stop().
   [[nodiscard]] bool is_running() const noexcept { return running_; }
 
   // What was recorded (complete after stop()).
+  // @return the events; the reference is valid until clear() or the Profiler's end.
   [[nodiscard]] const TraceEvents& events() const;
   // Drops everything recorded so far.
   void clear();
 
   // See chrome_trace_json() for the format and the annotation merge rules.
-  // @throws StateError while running; InvalidArgumentError when `path` cannot be written.
+  // @param path the file to write (replaced whole).
+  // @param annotations graph kernel annotations to merge, or null for none.
+  // @throws StateError while running.
+  // @throws FileError when `path` cannot be written.
   void export_chrome_trace(const std::string& path,
                            const graphs::KernelAnnotations* annotations = nullptr) const;
+  // GPU time per operation name of what was recorded (the free key_averages()).
+  // @return one row per name, largest total first.
   [[nodiscard]] std::vector<KeyAverage> key_averages() const;
+  // key_averages() as a text table (the free key_averages_table()).
+  // @param row_limit the most rows printed; 0 for all.
+  // @return the table.
   [[nodiscard]] std::string key_averages_table(std::size_t row_limit = 0) const;
 
  private:

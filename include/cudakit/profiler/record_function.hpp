@@ -13,11 +13,19 @@
 
 namespace cudakit::profiler {
 
+// A named host range for the running Profilers, from construction to destruction. Not copyable or
+// movable; make it with record_function() or directly, on the thread the range belongs to.
 class RecordFunction {
  public:
+  // Begins the range (when a Profiler runs). Host-side only: queues nothing.
+  // @param name the range's name in the trace.
   explicit RecordFunction(std::string name);
+  // Ends the range and adds it to every Profiler running now. Never throws (a range that cannot
+  // be stored is dropped).
   ~RecordFunction();
+  // Not copyable: a range ends once.
   RecordFunction(const RecordFunction&) = delete;
+  // Not copyable: a range ends once.
   RecordFunction& operator=(const RecordFunction&) = delete;
 
  private:
@@ -27,6 +35,8 @@ class RecordFunction {
 };
 
 // Guaranteed copy elision makes this an RAII factory: `auto r = record_function("step");`.
+// @param name the range's name in the trace.
+// @return the range, which ends when the returned object is destroyed.
 [[nodiscard]] inline RecordFunction record_function(std::string name) {
   return RecordFunction(std::move(name));
 }

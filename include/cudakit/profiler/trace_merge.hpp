@@ -10,6 +10,7 @@
 
 namespace cudakit::profiler {
 
+// What merge_trace_annotations produced, with counts for a summary.
 struct TraceMergeResult {
   std::string json;                   // the merged trace
   std::size_t annotated_events = 0;   // events that received at least one field
@@ -25,12 +26,21 @@ struct TraceMergeResult {
 //         an object, whose "args" is not an object, or whose "graph node id" is not an
 //         unsigned integer.
 // `source` names the trace in messages (its path).
+// @param trace_json the Chrome trace's text.
+// @param annotations the annotations to apply.
+// @param source the trace's name for messages.
+// @return the merged trace and its counts.
 [[nodiscard]] TraceMergeResult merge_trace_annotations(std::string_view trace_json,
                                                        const graphs::KernelAnnotations& annotations,
                                                        std::string_view source = "trace");
 
 // The file form: reads TRACE and ANNOTATIONS, writes OUT.
+// @param trace_path the Chrome trace to read.
+// @param annotations_path the annotations file (load_kernel_annotations' form).
+// @param output_path the file to write the merged trace to (replaced whole).
+// @return the result, its `json` also written to `output_path`.
 // @throws InvalidArgumentError whose message starts with the path of the file at fault.
+// @throws FileError when a file cannot be read or written (naming it and why).
 TraceMergeResult merge_trace_annotation_files(const std::string& trace_path,
                                               const std::string& annotations_path,
                                               const std::string& output_path);

@@ -28,6 +28,7 @@
 
 namespace cudakit::sanitizer {
 
+// What the sanitizer does with a hazard it finds.
 enum class Mode : std::uint8_t {
   throw_error,  // the operation is refused with SanitizerError before it is queued (frees and
                 // destructions, which cannot throw, log instead)
@@ -37,21 +38,30 @@ enum class Mode : std::uint8_t {
 
 // Starts the sanitizer (a fresh model: what ran before is not known to it). Enabling again
 // changes the mode and keeps the model. Thread-safe.
+// @param mode what to do with each report.
+// @param options the model's options; ignored when the sanitizer is already on (the model is
+//        kept).
 // @throws InvalidArgumentError for a mode that is not one of the three.
 void enable(Mode mode = Mode::throw_error, DetectorOptions options = {});
 // Stops it; reports found so far are kept until the next enable().
 void disable() noexcept;
 // Whether the sanitizer is checking operations now.
+// @return true between enable() and disable().
 [[nodiscard]] bool enabled() noexcept;
 
-// Every report since enable(), in order.
+// Every report since enable(), in order. Thread-safe.
+// @return a copy of the reports.
 [[nodiscard]] std::vector<RaceReport> reports();
 // What the sanitizer has seen since enable(): operations checked, launches it could not check
 // (no declared accesses), reports.
+// @return the counts; all zero while the sanitizer is disabled.
 [[nodiscard]] DetectorStats stats();
 
 // Parses CUDAKIT_SANITIZER's value: "1", "throw" -> throw_error; "log"; "abort"; "0" or "" -> off
-// (nullopt). @throws InvalidArgumentError naming the value and what it takes.
+// (nullopt).
+// @param value the variable's value.
+// @return the mode, or nullopt for off.
+// @throws InvalidArgumentError naming the value and what it takes.
 [[nodiscard]] std::optional<Mode> parse_mode(std::string_view value);
 
 }  // namespace cudakit::sanitizer

@@ -9,9 +9,15 @@
 
 namespace cudakit::sanitizer {
 
+// The sanitizer in Mode::throw_error refused an operation: thrown from the call that would have
+// queued it, before it was queued. status() is 0, api() is "sanitizer"; the message is the report's
+// text.
 class SanitizerError : public cudakit::detail::ErrorOf<std::runtime_error> {
  public:
+  // @param report the hazard found.
+  // @param location where the refused call was made (the caller's by default).
   explicit SanitizerError(RaceReport report, std::source_location location = std::source_location::current());
+  // @return the hazard, in structured form.
   [[nodiscard]] const RaceReport& report() const noexcept { return report_; }
 
  private:

@@ -14,6 +14,11 @@ namespace cudakit {
 // requested functionality is not supported").
 class CublasError : public detail::ErrorOf<std::runtime_error> {
  public:
+  // The error for `cublas_status`, returned by `api`.
+  // @param cublas_status the cublasStatus_t, as an int (status() returns it)
+  // @param api the call that failed ("cublasGemmEx", "cublasLtMatmul", ...)
+  // @param detail more text for the message (may be empty)
+  // @param location where the failing call was made
   CublasError(int cublas_status, std::string api, std::string_view detail = {},
               std::source_location location = std::source_location::current());
 };

@@ -22,7 +22,11 @@ namespace cudakit::tensor {
 //   returns
 // @return a new contiguous tensor
 // @throws InvalidArgumentError naming both shapes when they do not fit.
+// @throws InvalidArgumentError for other dtypes (FP8 goes through tunable's scaled GEMM),
+//   operands of different dtypes or devices, or other ranks.
 // @throws CublasError when cuBLAS refuses the call (its status, named)
+// @throws OutOfMemoryError when the result or the cuBLAS workspace cannot be allocated.
+// @throws StateError for an undefined tensor.
 [[nodiscard]] Tensor matmul(const Tensor& a, const Tensor& b, OptionalStream stream = {});
 
 }  // namespace cudakit::tensor

@@ -8,6 +8,9 @@
 
 namespace cudakit::tunable {
 
+// TunableOp's settings, one field per CUDAKIT_TUNABLEOP_* variable (each field's comment names
+// it). The process's options are read from the environment once and changed with set_options()
+// and the other functions of tunable.hpp.
 struct TuningOptions {
   bool enabled = false;        // ENABLED: route GEMMs through TunableOp at all (torch: off)
   bool tuning = true;          // TUNING: tune shapes that have no result yet
@@ -35,7 +38,11 @@ struct TuningOptions {
   int max_neighbour_candidates = 24;
 
   // The options the variables give, over the defaults. `getenv` is the environment (std::getenv
-  // by default). @throws InvalidArgumentError naming the variable and its value.
+  // by default). Unset or empty variables leave the default.
+  // @param getenv looks a variable up (nullptr for an unset one); empty: std::getenv
+  // @return the defaults with every set variable applied
+  // @throws InvalidArgumentError naming the variable and its value, for a switch that is neither
+  //   0 nor 1 or an integer that is none or below the field's minimum.
   [[nodiscard]] static TuningOptions from_environment(
       const std::function<const char*(const char*)>& getenv = {});
 };

@@ -16,20 +16,25 @@
 
 namespace cudakit::tunable {
 
+// One thing the results depend on, as a "Validator,NAME,VALUE" line records it.
 struct Validator {
-  std::string name;
-  std::string value;
+  std::string name;   // "CUDAKIT_VERSION", "GPU_NAME", ...
+  std::string value;  // its value where the results were tuned
+  // Whether both are the same validator with the same value.
+  // @return true when name and value are equal.
   bool operator==(const Validator&) const = default;
 };
 
+// One tuned GEMM: a results file's "OpName,ParamsSignature,Solution,Time" line.
 struct TuningResult {
-  GemmKey key;
-  Solution solution;
-  double time_ms = 0;
+  GemmKey key;         // the GEMM (OpName and ParamsSignature)
+  Solution solution;   // the implementation chosen for it
+  double time_ms = 0;  // its median time when tuned, in ms
 };
 
+// What parse_results_file() read.
 struct ResultsFileContents {
-  std::vector<Validator> validators;
+  std::vector<Validator> validators;  // in file order
   std::vector<TuningResult> results;  // in file order; a later line for the same key wins
   // "line 7: ..." for each line that was skipped, the first 20 of them, then "N more lines with
   // problems"; each quotes at most a few hundred bytes of its line.
@@ -37,37 +42,59 @@ struct ResultsFileContents {
 };
 
 // Parses a results file's text. Lines may end in \r\n; empty lines are ignored. A field past the
-// fourth (newer torch versions add one) is ignored.
+// fourth (newer torch versions add one) is ignored. Never throws for a bad line.
+// @param text the file's whole text
+// @return the validators, the results and the problems of the skipped lines.
 [[nodiscard]] ResultsFileContents parse_results_file(std::string_view text);
 // The text of a results file: validators, then one line per result.
+// @param validators the Validator lines, in order
+// @param results the result lines, in order
+// @return the file's text, each line ending in a newline.
 [[nodiscard]] std::string format_results_file(const std::vector<Validator>& validators,
                                               const std::vector<TuningResult>& results);
 // One result line, without the newline.
+// @param result the result
+// @return "OpName,ParamsSignature,Solution,Time".
 [[nodiscard]] std::string format_result_line(const TuningResult& result);
 
+// A validator that differs between a file and this process.
 struct ValidatorMismatch {
-  std::string name;
+  std::string name;     // the validator's name
   std::string in_file;  // empty: the file lacks it
   std::string current;  // empty: this process does not have it
 };
 // The validators of `file` that differ from `current` (or that either side lacks).
+// @param file the validators a results file holds
+// @param current this process's validators (get_validators())
+// @return one mismatch per differing name (none when the two agree).
 [[nodiscard]] std::vector<ValidatorMismatch> compare_validators(const std::vector<Validator>& file,
                                                                 const std::vector<Validator>& current);
-// "CUBLASLT_VERSION: file 130000, here 130100; GPU_NAME: ..." for one warning.
+// The mismatches as text for one warning.
+// @param mismatches what compare_validators() found
+// @return "CUBLASLT_VERSION: file 130000, here 130100; GPU_NAME: ...".
 [[nodiscard]] std::string describe_mismatches(const std::vector<ValidatorMismatch>& mismatches);
 
+// What parse_untuned_file() read.
 struct UntunedFileContents {
   std::vector<GemmKey> keys;  // each key once, in first-seen order
   std::vector<std::string> problems;  // as ResultsFileContents's
 };
-// Parses an untuned file: OpName,ParamsSignature lines (further fields ignored).
+// Parses an untuned file: OpName,ParamsSignature lines (further fields ignored). A bad line is
+// reported in `problems` and skipped.
+// @param text the file's whole text
+// @return the keys, each once, and the problems of the skipped lines
 // @throws InvalidArgumentError for a results file (one with Validator lines).
 [[nodiscard]] UntunedFileContents parse_untuned_file(std::string_view text);
 // "OpName,ParamsSignature" for an untuned file, without the newline.
+// @param key the untuned GEMM
+// @return the line's text.
 [[nodiscard]] std::string format_untuned_line(const GemmKey& key);
 
 // The per-device file name: "%d" replaced by the ordinal, or, without "%d", the ordinal put before
 // the extension ("results.csv" -> "results0.csv"), as torch does.
+// @param pattern a file name, with or without "%d"
+// @param device the CUDA ordinal
+// @return the device's file name (the ordinal appended to a name without an extension).
 [[nodiscard]] std::string device_filename(std::string_view pattern, int device);
 
 }  // namespace cudakit::tunable

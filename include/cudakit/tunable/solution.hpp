@@ -23,16 +23,20 @@
 
 namespace cudakit::tunable {
 
+// A cuBLASLt algorithm by its configuration attributes: with cublasLtMatmulAlgoInit(algo_id)
+// and these set, the same algorithm is rebuilt in any process whose cuBLASLt still has it.
 struct LtAlgoConfig {
-  int algo_id = 0;
-  int tile = 0;
-  int stages = 0;
-  int splitk = 1;
-  int reduction = 0;
-  int swizzle = 0;
-  int custom = 0;
-  int inner_shape = 0;
-  int cluster_shape = 0;
+  int algo_id = 0;        // the algorithm (cublasLtMatmulAlgoInit's algoId; CUBLASLT_ALGO_CONFIG_ID)
+  int tile = 0;           // CUBLASLT_ALGO_CONFIG_TILE_ID
+  int stages = 0;         // CUBLASLT_ALGO_CONFIG_STAGES_ID
+  int splitk = 1;         // CUBLASLT_ALGO_CONFIG_SPLITK_NUM: parts k is split into (1: none)
+  int reduction = 0;      // CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME: how split-K parts are summed
+  int swizzle = 0;        // CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING
+  int custom = 0;         // CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION
+  int inner_shape = 0;    // CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID
+  int cluster_shape = 0;  // CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID
+  // Whether both name the same algorithm configuration.
+  // @return true when every attribute is equal.
   bool operator==(const LtAlgoConfig&) const = default;
 };
 
@@ -43,29 +47,49 @@ enum class GemvKernel : std::uint8_t {
   mma,      // GemvMma: 16 or 32 rows a block on tensor cores, k split across the block's warps
 };
 
+// How a CUTLASS kernel's warp groups share the output tiles (Kind::cutlass).
+enum class CutlassSchedule : std::uint8_t {
+  cooperative,  // "coop": two consumer warp groups on one tile
+  pingpong,     // two consumer warp groups on alternate tiles, one's epilogue under the other's math
+  stream_k,     // "streamk": cooperative, k split across CTAs where the tiles leave a wave part-empty
+};
+
 // A CUTLASS kernel's configuration (Kind::cutlass): its CTA tile, thread-block cluster and schedule,
 // and the swizzle of its tile order (a run-time choice: the same kernel at every swizzle).
-enum class CutlassSchedule : std::uint8_t { cooperative, pingpong, stream_k };
 struct CutlassConfig {
-  int tile_m = 0, tile_n = 0, tile_k = 0;
-  int cluster_m = 1, cluster_n = 1;
-  CutlassSchedule schedule = CutlassSchedule::cooperative;
-  int swizzle = 1;
+  int tile_m = 0, tile_n = 0, tile_k = 0;  // the CTA's output tile (m x n) and k step
+  int cluster_m = 1, cluster_n = 1;        // CTAs a thread-block cluster has along m and n
+  CutlassSchedule schedule = CutlassSchedule::cooperative;  // how warp groups share the tiles
+  int swizzle = 1;  // consecutive tiles along one side before the other advances (1, 2, 4 or 8)
+  // Whether both name the same kernel at the same swizzle.
+  // @return true when every field is equal.
   bool operator==(const CutlassConfig&) const = default;
 };
 
+// One implementation of a GEMM, as a result names it (the grammar above). Only the fields of its
+// kind matter; the others keep their defaults.
 struct Solution {
+  // Which family the implementation is of: cuBLAS's own choice (Default), one cuBLASLt algorithm,
+  // one of cudakit's decode-size kernels, or one of CUTLASS's Hopper kernels.
   enum class Kind : std::uint8_t { default_, lt, gemv, cutlass };
-  Kind kind = Kind::default_;
+  Kind kind = Kind::default_;  // the family; decides which fields below matter
   LtAlgoConfig lt;      // Kind::lt
   int gemv_splits = 1;  // Kind::gemv: how many parts k is split into across blocks (1, 2, 4, ...)
-  GemvKernel gemv_kernel = GemvKernel::split_k;
+  GemvKernel gemv_kernel = GemvKernel::split_k;  // Kind::gemv: which kernel
   int gemv_rows = 0;    // GemvStream / GemvMma: rows of the big operand a block owns (0 for Gemv_k)
   CutlassConfig cutlass;  // Kind::cutlass
 
+  // Whether both name the same implementation.
+  // @return true when every field is equal.
   bool operator==(const Solution&) const = default;
+  // @return Default: cuBLAS's (or, for GemmAndBias and ScaledGemm, cuBLASLt's heuristic's) own
+  //   choice.
   [[nodiscard]] static Solution default_solution() { return {}; }
   // A Kind::gemv solution (rows 0 for GemvKernel::split_k).
+  // @param kernel which decode-size kernel
+  // @param rows rows of the big operand a block owns (0 for GemvKernel::split_k)
+  // @param splits how many parts k is split into across blocks
+  // @return the solution (not checked against any key: see gemm_with_solution())
   [[nodiscard]] static Solution gemv(GemvKernel kernel, int rows, int splits) {
     Solution s;
     s.kind = Kind::gemv;
@@ -74,7 +98,12 @@ struct Solution {
     s.gemv_splits = splits;
     return s;
   }
+  // @return the Solution field of a results file for this solution ("Default", "Lt_a66_t...",
+  //   "GemvStream_r8_k2", ...).
   [[nodiscard]] std::string name() const;
+  // The solution name() wrote.
+  // @param text a results file's Solution field
+  // @return the solution it names
   // @throws InvalidArgumentError naming the text and what is wrong with it.
   [[nodiscard]] static Solution parse(std::string_view text);
 };

@@ -9,8 +9,11 @@
 
 #include <algorithm>
 #include <array>
+#include <barrier>
 #include <cstdint>
 #include <random>
+#include <thread>
+#include <vector>
 
 namespace cudakit::memory::detail {
 namespace {
@@ -126,6 +129,64 @@ TEST(DeviceLedger, PeaksAreTheDevicesExactlyUnderRandomChanges) {
       }
     }
   }
+}
+
+// Threads on shards of their own, in rounds: each allocates up to a random level (growing only),
+// all meet, then each frees all it holds and all meet again. Whatever the interleaving, the
+// device's sum is highest where they meet, so its peak is exactly the highest sum of the levels of
+// one round, while grants, settlements and collapses run concurrently (a lost or doubled update
+// under the shard and ledger locks shows as a wrong peak or a current left over).
+TEST(DeviceLedgerThreads, PeaksOfConcurrentShardsAreTheSumsWhereTheyMeet) {
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 60;
+  DeviceLedger ledger;
+  std::array<Shard, kThreads> shards;
+  for (int i = 0; i < kThreads; ++i) {
+    if (ledger.count_shard()) {
+      std::lock_guard lock(shards[0].lock);
+      ledger.start(observed(shards[0]));
+    }
+  }
+  ASSERT_TRUE(ledger.active());
+  // levels[r][t]: thread t's bytes held when round r's threads meet, drawn beforehand.
+  std::vector<std::array<std::int64_t, kThreads>> levels(kRounds);
+  std::vector<std::array<std::vector<std::int64_t>, kThreads>> sizes(kRounds);
+  std::mt19937_64 rng(7);
+  std::int64_t expected_peak = 0, expected_blocks_peak = 0;
+  for (int r = 0; r < kRounds; ++r) {
+    std::int64_t sum = 0, blocks = 0;
+    for (int t = 0; t < kThreads; ++t) {
+      // The shard holding most moves between rounds, as a server's busy stream does.
+      const int count = 1 + static_cast<int>(rng() % (t == r % kThreads ? 40 : 12));
+      for (int i = 0; i < count; ++i) {
+        sizes[r][t].push_back(static_cast<std::int64_t>(1 + rng() % 64) * 4096);
+        levels[r][t] += sizes[r][t].back();
+      }
+      sum += levels[r][t];
+      blocks += count;
+    }
+    expected_peak = std::max(expected_peak, sum);
+    expected_blocks_peak = std::max(expected_blocks_peak, blocks);
+  }
+  std::barrier meet(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        for (std::int64_t bytes : sizes[r][t]) allocate(ledger, shards[t], bytes);
+        meet.arrive_and_wait();
+        for (std::int64_t bytes : sizes[r][t]) free(ledger, shards[t], bytes);
+        meet.arrive_and_wait();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  MemoryStats device;
+  ledger.read(device);
+  EXPECT_EQ(device.allocated_bytes[0].peak, expected_peak);
+  EXPECT_EQ(device.allocation[0].peak, expected_blocks_peak);
+  EXPECT_EQ(device.allocated_bytes[0].current, 0);
+  EXPECT_EQ(device.allocation[0].current, 0);
 }
 
 }  // namespace

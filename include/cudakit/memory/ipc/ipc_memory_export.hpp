@@ -45,24 +45,39 @@ namespace cudakit::memory {
 // `importer`: the pid of the process the handle is for, so that the block is released should
 // that process die before it opens the handle; 0 when it is not known (the handle then holds
 // the block until some process opens it; receive_ipc_handle() ties it to the receiver).
-// Exporting the same block again adds another handle to its record.
+// Exporting the same block again adds another handle to its record. Queues nothing and waits
+// for nothing (see Stream ordering above).
+// @param ptr the start of a live allocation.
+// @param importer the pid the handle is reserved for; 0 when not known.
+// @return the handle (with its descriptors for the expandable kind).
 // @throws InvalidArgumentError when `ptr` is not the start of a live allocation of cudakit's
-// device allocator, or no process `importer` runs; StateError when the block's memory cannot be
-// shared (an expandable arena on a device that cannot export file descriptors: the message
-// says so and names expandable_segments:False) or its record cannot be made; CudaError when
-// the runtime or driver refuses the export.
+// device allocator, `importer` is negative or this process, or no process `importer` runs.
+// @throws StateError when the block's memory cannot be shared (an expandable arena on a device
+// that cannot export file descriptors: the message says so and names expandable_segments:False)
+// or its record cannot be made.
+// @throws CudaError when the runtime or driver refuses the export.
 [[nodiscard]] IpcMemoryHandle export_ipc_memory(void* ptr, pid_t importer = 0);
 // The same for an allocator of one's own, whose memory comes from the driver (its segments from
 // cudaMalloc, its arenas' chunks from a CudaSegmentProvider); it must outlive the release of
 // its exported blocks by ipc_collect().
+// @param allocator the allocator that owns `ptr`.
+// @param ptr the start of a live allocation of `allocator`.
+// @param importer the pid the handle is reserved for; 0 when not known.
+// @return the handle.
+// @throws InvalidArgumentError when `ptr` is not the start of a live allocation of `allocator`,
+// or for a bad `importer`, as above.
+// @throws StateError when the allocator's memory does not come from the driver, or as above.
+// @throws CudaError when the runtime or driver refuses the export.
 [[nodiscard]] IpcMemoryHandle export_ipc_memory(CachingAllocator& allocator, void* ptr, pid_t importer = 0);
 
 // torch.cuda.ipc_collect(): releases every exported block that no process holds any more (see
-// above). Returns how many were released. Never waits for importers.
+// above). Returns how many were released. Never waits for importers, nor for the device.
+// @return the number of blocks released.
 // @throws StateError when a record cannot be read (the other blocks are still collected).
 std::size_t ipc_collect();
 
 // Exported blocks not yet released by ipc_collect().
+// @return their number.
 [[nodiscard]] std::size_t ipc_exported_blocks();
 
 }  // namespace cudakit::memory

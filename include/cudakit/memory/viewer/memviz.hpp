@@ -14,6 +14,8 @@ namespace cudakit::memory {
 // active-memory timeline built from the trace events and the segment map, every allocation and
 // block hoverable with its size, address, stream and stack frames. The snapshot is validated and
 // embedded in the page; the page draws itself when opened.
+// @param snapshot_json the snapshot as JSON (snapshot_to_json() or PyTorch's, converted).
+// @return the whole HTML page.
 // @throws InvalidArgumentError when the input is not JSON or does not follow the schema; the
 //         message names the offending key by its path, e.g. "segments[1].blocks[3].size".
 [[nodiscard]] std::string render_memviz_html(std::string_view snapshot_json);

@@ -11,9 +11,16 @@
 
 namespace cudakit::nccl {
 
+// A Store kept in files: for jobs whose ranks share a filesystem but not a reachable TCP port.
+// Waits poll the directory (from 1 ms up to 50 ms apart). Its errors are NcclErrors naming the
+// store's file:// address.
 class FileStore final : public Store {
  public:
-  // Uses (and creates) `directory`. @throws NcclError when it cannot be created.
+  // Uses (and creates) `directory`.
+  // @param directory where the keys' files go; every rank passes the same directory
+  // @param rank this process's rank, for messages
+  // @param timeout the default timeout of get and wait
+  // @throws NcclError when it cannot be created.
   FileStore(std::filesystem::path directory, int rank, std::chrono::milliseconds timeout);
 
   void set(const std::string& key, const std::string& value) override;

@@ -13,16 +13,29 @@
 
 namespace cudakit::nccl {
 
+// A Store on a TcpStoreServer, over one TCP connection. set, get, check and wait survive a
+// restart of the server (each is retried once over a new connection); add is not retried, since
+// the first request may have been applied, and fails instead.
 class TcpStore final : public Store {
  public:
   // Connects to `host`:`port`, retrying until `timeout` (the server may start after its
   // clients). `server`, when given, is kept alive as long as this client (the rank that hosts
-  // the store). @throws NcclError naming the address and `rank` when no connection is made in
+  // the store).
+  // @param host the server's host name or IPv4 address
+  // @param port the server's port, 1..65535
+  // @param rank this process's rank, for messages
+  // @param timeout how long to keep trying to connect, and the default timeout of get and wait
+  // @param server the server this process hosts, if any (shared ownership)
+  // @throws NcclError naming the address and `rank` when no connection is made in
   // time.
+  // @throws InvalidArgumentError for a port outside 1..65535.
   TcpStore(std::string host, int port, int rank, std::chrono::milliseconds timeout,
            std::shared_ptr<TcpStoreServer> server = nullptr);
+  // Closes the connection (and releases the hosted server, if this was its last owner).
   ~TcpStore() override;
+  // Not copyable: the store owns its connection.
   TcpStore(const TcpStore&) = delete;
+  // Not assignable: the store owns its connection.
   TcpStore& operator=(const TcpStore&) = delete;
 
   void set(const std::string& key, const std::string& value) override;
