@@ -57,8 +57,11 @@ enum class CutlassSchedule : std::uint8_t {
 // A CUTLASS kernel's configuration (Kind::cutlass): its CTA tile, thread-block cluster and schedule,
 // and the swizzle of its tile order (a run-time choice: the same kernel at every swizzle).
 struct CutlassConfig {
-  int tile_m = 0, tile_n = 0, tile_k = 0;  // the CTA's output tile (m x n) and k step
-  int cluster_m = 1, cluster_n = 1;        // CTAs a thread-block cluster has along m and n
+  int tile_m = 0;     // rows of C a CTA's tile has
+  int tile_n = 0;     // columns of C a CTA's tile has
+  int tile_k = 0;     // k a main-loop step (one shared-memory stage) covers
+  int cluster_m = 1;  // CTAs a thread-block cluster has along m
+  int cluster_n = 1;  // CTAs a thread-block cluster has along n
   CutlassSchedule schedule = CutlassSchedule::cooperative;  // how warp groups share the tiles
   int swizzle = 1;  // consecutive tiles along one side before the other advances (1, 2, 4 or 8)
   // Whether both name the same kernel at the same swizzle.
