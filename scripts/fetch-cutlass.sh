@@ -21,7 +21,8 @@ if ! "$python" -m pip download -q --no-deps --only-binary=:all: -d "$wheels" "nv
   exit 0
 fi
 # The wheel keeps CUTLASS's source tree under cutlass_library/source/; only its include/ is used.
-"$python" - "$wheels" "$dir" <<'PY'
+# A wheel without it (another layout in a later version) leaves the build without CUTLASS too.
+if ! "$python" - "$wheels" "$dir" <<'PY'
 import pathlib, shutil, sys, tempfile, zipfile
 wheels, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 wheel = sorted(wheels.glob("nvidia_cutlass-*.whl"))[-1]
@@ -36,5 +37,10 @@ with tempfile.TemporaryDirectory(dir=out) as tmp, zipfile.ZipFile(wheel) as z:
     shutil.rmtree(out / "include", ignore_errors=True)
     shutil.move(str(staged), str(out / "include"))  # whole or not at all: the check above looks for it
 PY
+then
+  echo "fetch-cutlass: nvidia-cutlass==$version could not be unpacked; building without CUTLASS" >&2
+  rm -rf "$wheels"
+  exit 0
+fi
 rm -rf "$wheels"
 echo "fetch-cutlass: headers in $dir/include"
