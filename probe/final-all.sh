@@ -12,17 +12,7 @@ echo "python module build rc=$?"
 (cd python/tests && PYTHONPATH=$PWD/../../build-python timeout 120 python3 -m pytest -v -rs -p no:cacheprovider \
    --timeout=45 --timeout-method=thread . > "$out/pytest.log" 2>&1; echo "pytest rc=$?")
 grep -E "^(FAILED|ERROR)|[0-9]+ passed|Timeout" "$out/pytest.log" | tail -12
-source scripts/device-env.sh "$B"
-T=""
-for f in tests/data/alloc-traces/trace_*.csv.gz; do n=$(basename "$f" .csv.gz); T="$T ${n#trace_} $f"; done
-{
-  timeout 40 "$B/bin/alloc_bench" --only cudakit $T
-  timeout 70 bench/torch/build_and_run.sh "$B" /tmp/torch_alloc_bench $T
-  timeout 25 "$B/bin/alloc_bench" --only cudaMallocAsync $T
-} > "$out/alloc.jsonl" 2> "$out/alloc.err"
-python3 bench/alloc_table.py "$out/alloc.jsonl" > "$out/alloc_table.md" 2>&1
-grep -E "threads|serve_8t.ns|serve_4w.ns|serve_2w.ns|pair_1MiB" "$out/alloc_table.md"
-if [ -x "$B/bin/lock_probe" ]; then timeout 40 "$B/bin/lock_probe" 16 > "$out/lock_probe.txt" 2>&1; cat "$out/lock_probe.txt"; fi
+OUT=$out bash probe/alloc-rows.sh
 [ "${SKIP_GEMM:-0}" = 1 ] && exit 0
 PYTHONPATH=$PWD/build-python timeout 50 python3 bench/torch_gemm_interleaved.py --extra --rounds 5 \
   --json "$out/gemm.jsonl" > "$out/gemm.txt" 2> "$out/gemm.err"; echo "gemm rc=$?"

@@ -2,7 +2,8 @@
 # On the GPU machine, from the repository root with gpu-bundle/ staged (scripts/stage-gpu-bundle.sh)
 # and carried, in one call of about four minutes, building nothing: the rows of issue 40 that
 # notes/performance-rows.md explains, each beside its peer in this run, after the GPU tests of the
-# code they changed (their logs stay in /tmp/rows-probe-tier, the summary is printed).
+# code they changed (their logs stay in /tmp/rows-probe-tier, the summary is printed; SKIP_TIER=1
+# leaves them out where the whole tier ran just before).
 #  - core.txt: streams, events and launches beside the raw calls, interleaved repetitions
 #    (Note [Interleaved repetitions] in scripts/device-bench.sh), medians;
 #  - nccl.jsonl, nccl.txt: all_to_all and send_recv on one rank, 8 B .. 32 MiB, cudakit (one
@@ -19,7 +20,7 @@ echo "bundle $(cat "$B/COMMIT" 2>/dev/null)"
 started=$SECONDS
 
 echo "== the GPU tests of what changed (streams, events, launches, one-rank NCCL, graphs)"
-GTEST_FILTER='StreamGpu.*:EventGpu.*:DeviceGpu*:StreamRegistry.*:OneRank*:*Launch*:GraphGpu.*:GraphExternalEventGpu.*' \
+[ "${SKIP_TIER:-0}" = 1 ] || GTEST_FILTER='StreamGpu.*:EventGpu.*:DeviceGpu*:StreamRegistry.*:OneRank*:*Launch*:GraphGpu.*:GraphExternalEventGpu.*' \
   timeout 150 "$B/gpu-tier.sh" /tmp/rows-probe-tier 2>&1 | tail -15
 
 echo "== core ($((SECONDS - started)) s)"
