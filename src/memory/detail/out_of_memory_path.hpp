@@ -42,7 +42,7 @@ struct [[gnu::visibility("hidden")]] OutOfMemoryPath {
   void* allocate_after_release(std::size_t bytes, Shard& s, std::size_t rounded, bool expandable) {
     // However many takes in a row: See Note [Threads sharing a stream] in thread_shards.hpp.
     if (e().has_stream_siblings(s)) {
-      if (void* p = e().allocate_from_siblings(bytes, s, rounded, expandable, false)) return p;
+      if (void* p = e().allocate_from_siblings(bytes, s, rounded, expandable, /*last_resort=*/true)) return p;
     }
     if (s.pool->id.is_default()) {
       if (void* p = allocate_from_oom_pools(bytes, s.stream, rounded)) return p;

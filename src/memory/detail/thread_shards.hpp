@@ -40,7 +40,8 @@ namespace cudakit::memory::detail {
 // any later request on it in stream order whichever shard holds it, with no event and no wait
 // (unlike lending across streams, Note [Memory across streams]): a shard whose own cache cannot
 // serve a request takes a free block from the stream's other shards (primary first, one shard
-// lock at a time, under the pool's shards_mutex) before it grows. The block stays its shard's:
+// lock at a time, under the pool's shards_mutex, passing over a shard whose lock is taken)
+// before it grows. The block stays its shard's:
 // taken, counted and freed there (deallocate finds the shard through the arena), never counted
 // as a cross-stream reuse, never an extra stream of the block. After kBorrowsBeforeGrowing
 // such takes in a row without its own cache serving, a shard grows its own memory instead, so
@@ -139,22 +140,29 @@ struct [[gnu::visibility("hidden")]] StreamThreadShards {
   }
 
   // Serves `requester`'s request from a free block of another shard of its stream (no shard lock
-  // held on entry); nullptr when none has one. `counted`: a take from a sibling counts towards
-  // the requester's growing its own memory.
+  // held on entry); nullptr when none has one. `last_resort` (before an out-of-memory error):
+  // waits for busy shards, and the take does not count towards the requester's growing its own
+  // memory; otherwise a shard whose lock is taken is passed over, as the contention this
+  // thread's own shard avoids.
   void* allocate_from_siblings(std::size_t bytes, Shard& requester, std::size_t rounded, bool expandable,
-                               bool counted = true) {
+                               bool last_resort = false) {
     Pool& pool = *requester.pool;
     Shard& p = *requester.primary;
     std::lock_guard list_lock(pool.shards_mutex);  // then one shard lock at a time
     auto take_from = [&](Shard& t) -> void* {
-      std::lock_guard lock(t.lock);
+      std::unique_lock lock(t.lock, std::defer_lock);
+      if (last_resort) {
+        lock.lock();
+      } else if (!lock.try_lock()) {
+        return nullptr;
+      }
       e().flush_recent(t);
       if (t.pending_frees.any_deferred()) t.pending_frees.record_deferred(*e().events);
       if (t.pending_frees.any_pending()) e().complete_pending(t, false);
       Block* b = e().find_free(t, rounded, expandable);
       if (!b) return nullptr;
       e().remove_free(t, b);
-      if (counted) requester.borrows_in_a_row.fetch_add(1, std::memory_order_relaxed);
+      if (!last_resort) requester.borrows_in_a_row.fetch_add(1, std::memory_order_relaxed);
       return e().take(t, b, rounded, bytes);
     };
     if (&p != &requester) {
