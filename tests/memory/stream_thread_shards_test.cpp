@@ -51,7 +51,7 @@ TEST(StreamThreadShards, SixteenThreadsOnOneStreamKeepExactStatisticsAndBoundedM
       Fixture f(with_thread_shards(mode, expandable));
       constexpr int kThreads = 16;
       constexpr int kHeld = 8;
-      constexpr int kRounds = 6;
+      constexpr int kRounds = 4;
       const auto size = [](int t, int i) { return std::size_t{4096} << ((t + i) % 4); };
       std::int64_t held_bytes = 0;
       for (int t = 0; t < kThreads; ++t) {
@@ -65,7 +65,7 @@ TEST(StreamThreadShards, SixteenThreadsOnOneStreamKeepExactStatisticsAndBoundedM
         std::vector<std::thread> threads;
         for (int t = 0; t < kThreads; ++t) {
           threads.emplace_back([&, t] {
-            for (int i = 0; i < 3000; ++i) f.allocator.deallocate(f.allocator.allocate(size(t, 0), kStreamA));
+            for (int i = 0; i < 1000; ++i) f.allocator.deallocate(f.allocator.allocate(size(t, 0), kStreamA));
             std::vector<unsigned char*> held;
             for (int i = 0; i < kHeld; ++i) {
               held.push_back(static_cast<unsigned char*>(f.allocator.allocate(size(t, i), kStreamA)));
