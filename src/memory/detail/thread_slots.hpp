@@ -42,25 +42,38 @@ class [[gnu::visibility("hidden")]] ThreadSlots {
 inline ThreadSlots g_thread_slots;
 
 // The calling thread's slot, taken from g_thread_slots at its first call and given back when the
-// thread exits; -1 while every slot is taken (each later call tries again).
+// thread exits; -1 while every slot is taken (each later call tries again), and for calls made
+// while the thread exits after its slot went back (a thread_local's destructor allocating).
 class [[gnu::visibility("hidden")]] ThisThreadSlot {
  public:
   static int get() noexcept {
-    Holder& h = holder();
-    if (h.slot < 0) h.slot = g_thread_slots.acquire();
-    return h.slot;
+    int& slot = slot_of_thread();
+    if (slot == kExited) return -1;
+    if (slot < 0) {
+      slot = g_thread_slots.acquire();
+      if (slot >= 0) give_back_at_exit();
+    }
+    return slot;
   }
 
  private:
-  struct Holder {
-    int slot = -1;
-    ~Holder() {
-      if (slot >= 0) g_thread_slots.release(slot);
-    }
-  };
-  static Holder& holder() noexcept {
-    thread_local Holder h;
-    return h;
+  static constexpr int kExited = -2;
+  // Trivially destructible, so readable until the thread's very end.
+  static int& slot_of_thread() noexcept {
+    thread_local int slot = -1;
+    return slot;
+  }
+  // Constructed at the first slot taken: its destructor runs when the thread exits.
+  static void give_back_at_exit() noexcept {
+    struct Giver {
+      ~Giver() {
+        int& slot = slot_of_thread();
+        if (slot >= 0) g_thread_slots.release(slot);
+        slot = kExited;
+      }
+    };
+    thread_local Giver giver;
+    (void)giver;
   }
 };
 
