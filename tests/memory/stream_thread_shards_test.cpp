@@ -40,16 +40,17 @@ AllocatorConfig with_thread_shards(ThreadShards mode, bool expandable = true) {
   return config;
 }
 
-// Sixteen threads on one stream, as alloc_bench's threads_16_one_stream row (each thread
-// `free(alloc(4096 << t % 4))` in a loop), then all holding blocks at once at a barrier: the
+// Twenty threads on one stream, as alloc_bench's threads_16_one_stream row (each thread
+// `free(alloc(4096 << t % 4))` in a loop) with four more threads than there are slots (they stay
+// on the stream's primary shard), then all holding blocks at once at a barrier: the
 // device's peaks of that round are its holdings summed, exact; after every round nothing is
 // allocated or active; reserved memory stays bounded round after round (new threads take the
 // slots, and their shards' caches, that the last round's threads gave back).
-TEST(StreamThreadShards, SixteenThreadsOnOneStreamKeepExactStatisticsAndBoundedMemory) {
+TEST(StreamThreadShards, MoreThreadsThanSlotsOnOneStreamKeepExactStatisticsAndBoundedMemory) {
   for (ThreadShards mode : {ThreadShards::adaptive, ThreadShards::always, ThreadShards::off}) {
     for (const bool expandable : {true, false}) {
       Fixture f(with_thread_shards(mode, expandable));
-      constexpr int kThreads = 16;
+      constexpr int kThreads = detail::ThreadSlots::kSlots + 4;
       constexpr int kHeld = 8;
       constexpr int kRounds = 4;
       const auto size = [](int t, int i) { return std::size_t{4096} << ((t + i) % 4); };
