@@ -49,7 +49,9 @@ int main() {
     double one = pairs_per_second(a, 1, 0.3, true);
     double two_shared = pairs_per_second(a, 2, 0.3, true);
     double four_shared = pairs_per_second(a, 4, 0.3, true);
-    std::printf("1 thread %.2f M/s (%.1f ns/pair)  2 threads one stream %.2f M/s  4 threads one stream %.2f M/s\n",
-                one / 1e6, 1e9 / one, two_shared / 1e6, four_shared / 1e6);
+    double sixteen_shared = pairs_per_second(a, 16, 0.3, true);
+    std::printf("1 thread %.2f M/s (%.1f ns/pair)  2 threads one stream %.2f M/s  4 threads one stream %.2f M/s  "
+                "16 threads one stream %.2f M/s\n",
+                one / 1e6, 1e9 / one, two_shared / 1e6, four_shared / 1e6, sixteen_shared / 1e6);
   }
 }

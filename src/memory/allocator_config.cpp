@@ -151,6 +151,12 @@ struct Reader {
     }
     bad(key, value, "expected off, opportunistic or dependencies");
   }
+  ThreadShards thread_shards(std::string_view key, std::string_view value) const {
+    for (auto mode : {ThreadShards::off, ThreadShards::adaptive, ThreadShards::always}) {
+      if (value == memory::to_string(mode)) return mode;
+    }
+    bad(key, value, "expected off, adaptive or always");
+  }
   // Sets the field `key` names from `value`; false for a key that is not one of ours.
   bool apply(std::string_view key, std::string_view value, AllocatorConfig& config) const;
   // Every item of `text`, in order: (key, value) to `item`.
@@ -189,6 +195,8 @@ bool Reader::apply(std::string_view key, std::string_view value, AllocatorConfig
     config.cross_stream_reuse = cross_stream_reuse(key, value);
   } else if (key == "exact_peaks") {
     config.exact_peaks = boolean(key, value);
+  } else if (key == "thread_shards") {
+    config.thread_shards = thread_shards(key, value);
   } else if (key == "backend") {
     if (value == "native") {
       config.backend = AllocatorConfig::Backend::native;
@@ -236,7 +244,7 @@ void Reader::items(std::string_view text, Item&& item) const {
 constexpr std::string_view kKnownKeys =
     "large_segment_size_mb, max_split_size_mb, max_non_split_rounding_mb, "
     "garbage_collection_threshold, expandable_segments, roundup_power2_divisions, "
-    "per_process_memory_fraction, cross_stream_reuse, exact_peaks, pinned_use_cuda_host_register, "
+    "per_process_memory_fraction, cross_stream_reuse, exact_peaks, thread_shards, pinned_use_cuda_host_register, "
     "pinned_num_register_threads, backend";
 
 // Parses `text` over `config`, refusing keys `allowed` rejects (with the reason it returns),
@@ -306,6 +314,10 @@ std::string_view fixed_at_creation(std::string_view key) {
     return "cannot change at run time: the pinned host allocator chooses how it obtains memory "
            "when it is created (on first use); set it in CUDAKIT_ALLOC_CONF";
   }
+  if (key == "thread_shards") {
+    return "cannot change at run time: a stream's threads keep the shards they were given; set it "
+           "in CUDAKIT_ALLOC_CONF";
+  }
   if (key == "exact_peaks") {
     return "cannot change at run time: the device-wide peaks are kept from the second stream's "
            "first allocation on, and a ledger started later would have missed the peaks before; "
@@ -321,6 +333,15 @@ const char* to_string(CrossStreamReuse mode) noexcept {
     case CrossStreamReuse::off: return "off";
     case CrossStreamReuse::opportunistic: return "opportunistic";
     case CrossStreamReuse::dependencies: return "dependencies";
+  }
+  return "?";
+}
+
+const char* to_string(ThreadShards mode) noexcept {
+  switch (mode) {
+    case ThreadShards::off: return "off";
+    case ThreadShards::adaptive: return "adaptive";
+    case ThreadShards::always: return "always";
   }
   return "?";
 }
@@ -379,6 +400,9 @@ std::string AllocatorConfig::to_string() const {
     out += detail::concat(",cross_stream_reuse:", memory::to_string(cross_stream_reuse));
   }
   if (!exact_peaks) out += ",exact_peaks:False";
+  if (thread_shards != AllocatorConfig{}.thread_shards) {
+    out += detail::concat(",thread_shards:", memory::to_string(thread_shards));
+  }
   if (pinned_use_host_register) out += ",pinned_use_cuda_host_register:True";
   if (pinned_num_register_threads != 1) {
     out += detail::concat(",pinned_num_register_threads:", pinned_num_register_threads);

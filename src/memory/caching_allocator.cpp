@@ -32,6 +32,7 @@
 #include "memory/detail/pool.hpp"
 #include "memory/detail/segment_snapshots.hpp"
 #include "memory/detail/shard.hpp"
+#include "memory/detail/thread_shards.hpp"
 
 namespace cudakit::memory {
 using cudakit::detail::concat;
@@ -118,11 +119,12 @@ std::size_t shard_cache_slot(StreamKey stream) {
 // through e(); instantiated with this file's Engine, they are as local as it is. The device's
 // ledger of statistics is an object of its own (detail/device_ledger.hpp).
 struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine>, detail::MemorySupply<Engine>,
-                detail::OutOfMemoryPath<Engine> {
+                detail::OutOfMemoryPath<Engine>, detail::StreamThreadShards<Engine> {
   int device;
   std::shared_ptr<SegmentProvider> default_provider;
   std::shared_ptr<StreamEvents> events;
   AllocatorConfig config;  // See Note [Changing settings].
+  ThreadShards thread_shards_mode = ThreadShards::off;  // config's, fixed at creation
   mutable std::mutex settings_mutex;
   // roundup_power2_divisions as round_request reads it, with no lock held; rounds_to_divisions:
   // any entry above 1, checked first so that the default costs one branch per allocation.
@@ -155,6 +157,7 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
       throw InvalidArgumentError("CachingAllocator", "a segment provider and an event source are required");
     }
     set_config(cfg);
+    thread_shards_mode = cfg.thread_shards;
     pools.emplace(PoolId{}, make_pool(PoolId{}, default_provider, {}));
   }
 
@@ -228,6 +231,11 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     if (c.instance == instance && c.generation == gen && c.stream == stream && c.pool == pool_id) {
       return c.shard;
     }
+    return look_up_shard(c, gen, pool_id, stream);
+  }
+
+  // shard_for() past the thread's cache, out of line so that a hit costs no register saves.
+  [[gnu::noinline]] Shard* look_up_shard(ShardCache& c, std::uint64_t gen, PoolId pool_id, StreamKey stream) {
     Pool* pool = &existing_pool(pool_id, "CachingAllocator::allocate");
     auto find = [&]() -> Shard* {
       std::lock_guard lock(pool->shards_mutex);
@@ -238,22 +246,17 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     if (!shard) {
       std::lock_guard creating(device_stats.creation_mutex());
       shard = find();
-      if (!shard) {
-        if (device_stats.count_shard() && config.exact_peaks) start_device_stats();  // See Note [Device-wide peaks].
-        std::lock_guard lock(pool->shards_mutex);
-        pool->shards.push_back(std::make_unique<Shard>());
-        pool->shard_count.store(pool->shards.size(), std::memory_order_relaxed);
-        shard = pool->shards.back().get();
-        shard->pool = pool;
-        shard->stream = stream;
-        pool->shard_of_stream.emplace(stream, shard);
-        shard->stream_serial = events->stream_serial(stream);  // it exists: it allocates now
-        shard->stats.max_split_size = max_split_stat(config);
-      }
+      if (!shard) shard = &make_shard(*pool, stream);
+    }
+    // See Note [Threads sharing a stream] in detail/thread_shards.hpp.
+    if (uses_slot_shard(*shard)) {
+      if (Shard* mine = slot_shard(*shard)) shard = mine;
     }
     c = ShardCache{instance, gen, pool_id, stream, shard};
     return shard;
   }
+  void forget_cached_shard(StreamKey stream) { t_shard_cache[shard_cache_slot(stream)] = ShardCache{}; }
+  std::int64_t max_split_stat_now() const { return max_split_stat(config); }
 
   // A request from inside the provider of the pool it names (See Note [A pool's allocator calling
   // back] in detail/memory_supply.hpp): served by the default pool on the same stream.
@@ -483,9 +486,14 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     Shard& s = *shard;
     if (bytes > detail::kLargestRequest) [[unlikely]] report_oom(bytes, s, events->capturing(s.stream));
     const std::size_t rounded = round_request(bytes);
-    s.lock.lock();
-    // The fast path: nothing to complete, no history to record (which may throw), a recent free
-    // of the size. Nothing on it throws, so it needs no guard for the lock.
+    // The same instructions as lock(), its waiting replaced (See Note [Threads sharing a stream]).
+    if (!s.lock.try_lock()) [[unlikely]] return allocate_contended(s, bytes, rounded);
+    return serve(s, bytes, rounded);
+  }
+
+  // allocate() from s, locked. The fast path: nothing to complete, no history to record (which
+  // may throw), a recent free of the size. Nothing on it throws, so it needs no guard for the lock.
+  [[gnu::always_inline]] void* serve(Shard& s, std::size_t bytes, std::size_t rounded) {
     const bool quiet = !has_work_to_complete(s) && !history.enabled();
     if (quiet) [[likely]] {
       if (Block* b = s.recent.take(rounded)) {
@@ -534,15 +542,25 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
         flush_recent(s);
         b = find_free(s, rounded, expandable);
       }
-      if (b) {
-        remove_free(s, b);
-      } else if (may_borrow(s)) {
-        lock.unlock();
-        if (void* p = allocate_elsewhere(bytes, s, rounded, expandable)) return p;
+      // Elsewhere, with s unlocked: the stream's other shards (See Note [Threads sharing a
+      // stream]), then other streams'; s's own index again after each (freed here meanwhile).
+      auto look_again = [&] {
         lock.lock();
         flush_recent(s);
-        b = find_free(s, rounded, expandable);  // freed here meanwhile
+        b = find_free(s, rounded, expandable);
         if (b) remove_free(s, b);
+      };
+      if (b) {
+        remove_free(s, b);
+      } else if (may_take_from_siblings(s)) {
+        lock.unlock();
+        if (void* p = allocate_from_siblings(bytes, s, rounded, expandable)) return p;
+        look_again();
+      }
+      if (!b && may_borrow(s)) {
+        lock.unlock();
+        if (void* p = allocate_elsewhere(bytes, s, rounded, expandable)) return p;
+        look_again();
       }
       if (!b) {
         b = obtain(s, rounded, expandable);

@@ -46,6 +46,29 @@ TEST(AllocatorConfigParse, ExactPeaksIsOnUnlessTurnedOffAndWritesBack) {
   EXPECT_THROW((void)AllocatorConfig::parse_runtime("exact_peaks:False", AllocatorConfig{}), InvalidArgumentError);
 }
 
+TEST(AllocatorConfigParse, ThreadShardsTakesItsThreeModesAndIsFixedAtCreation) {
+  EXPECT_EQ(AllocatorConfig{}.thread_shards, ThreadShards::adaptive);
+  EXPECT_EQ(AllocatorConfig{}.to_string().find("thread_shards"), std::string::npos) << "the default is not written";
+  for (ThreadShards mode : {ThreadShards::off, ThreadShards::adaptive, ThreadShards::always}) {
+    const auto c = AllocatorConfig::parse(std::string("thread_shards:") + to_string(mode));
+    EXPECT_EQ(c.thread_shards, mode);
+    EXPECT_EQ(AllocatorConfig::parse(c.to_string()).thread_shards, mode) << c.to_string();
+  }
+  try {
+    (void)AllocatorConfig::parse("thread_shards:sometimes");
+    FAIL() << "accepted";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("'thread_shards:sometimes': expected off, adaptive or always"),
+              std::string::npos) << e.what();
+  }
+  try {
+    (void)AllocatorConfig::parse_runtime("thread_shards:off", AllocatorConfig{});
+    FAIL() << "accepted at run time";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot change at run time"), std::string::npos) << e.what();
+  }
+}
+
 TEST(AllocatorConfigParse, TorchSyntaxAndClearErrors) {
   const auto c = AllocatorConfig::parse(
       " expandable_segments:False, max_split_size_mb:128,garbage_collection_threshold:0.6,"

@@ -30,6 +30,22 @@ enum class CrossStreamReuse : unsigned char {
 // @return "off", "opportunistic" or "dependencies".
 [[nodiscard]] const char* to_string(CrossStreamReuse mode) noexcept;
 
+// How threads that allocate on one stream share its cache (See Note [Threads sharing a stream]
+// in src/memory/detail/thread_shards.hpp).
+enum class ThreadShards : unsigned char {
+  // One shard per (pool, stream), whatever the threads: they take turns at its lock.
+  off,
+  // One shard per (pool, stream) until its lock is found taken often; then each thread that
+  // finds it taken moves to a shard of its own thread slot on that stream.
+  adaptive,
+  // Every thread allocates from its thread slot's shard of the stream from its first request.
+  always,
+};
+// The setting's name as CUDAKIT_ALLOC_CONF spells it.
+// @param mode the mode.
+// @return "off", "adaptive" or "always".
+[[nodiscard]] const char* to_string(ThreadShards mode) noexcept;
+
 // The caching allocator's settings. A value: CachingAllocator::config() returns a copy.
 struct AllocatorConfig {
   // Without expandable_segments, requests above 1 MiB and under 10 MiB are served from segments
@@ -67,6 +83,9 @@ struct AllocatorConfig {
   // bounds, exact for reserved bytes), and threads allocating on their own streams at once no
   // longer share a cache line. See Note [Device-wide peaks] in src/memory/detail/device_peaks.hpp.
   bool exact_peaks = true;
+  // thread_shards:off|adaptive|always. Whether threads that allocate on one stream at once get
+  // caches of their own for it; read when an allocator is created. See ThreadShards.
+  ThreadShards thread_shards = ThreadShards::adaptive;
   // Limit on reserved memory as a fraction of the device's total (set_per_process_memory_fraction).
   double per_process_memory_fraction = 1.0;
   // Pinned host memory (PinnedHostAllocator; torch reads these keys from the same variable):

@@ -6,7 +6,8 @@
 //
 // Thread safety: every member may be called from any thread. State is sharded per (pool,
 // stream), each shard with its own lock, so threads working on their own streams do not
-// contend (See Note [Shards and statistics] in src/memory/detail/shard.hpp).
+// contend (See Note [Shards and statistics] in src/memory/detail/shard.hpp); threads that
+// contend for one stream's shard get shards of their own for it (AllocatorConfig::thread_shards).
 
 #include <chrono>
 #include <cstddef>

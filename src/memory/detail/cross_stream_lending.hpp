@@ -155,7 +155,8 @@ struct [[gnu::visibility("hidden")]] CrossStreamLending {
   // shard leaves only after it entered, once per block that entered its index). A lender's queues of lent blocks are dropped once empty, so
   // that returning a block looks only at borrowers with blocks out.
 
-  // The shards a borrower looks at, in order (pool.shards_mutex held): at most kLenderProbes + 1,
+  // The shards a borrower looks at, in order (its own stream's other shards lend without marks:
+  // See Note [Threads sharing a stream] in thread_shards.hpp) (pool.shards_mutex held): at most kLenderProbes + 1,
   // held without a heap allocation, since a borrow is on the way of an allocation.
   struct Candidates {
     std::array<Shard*, kLenderProbes + 1> shards{};
@@ -168,7 +169,7 @@ struct [[gnu::visibility("hidden")]] CrossStreamLending {
     Candidates out;
     if (pool.shards.size() <= kLenderProbes + 1) {
       for (auto& owner : pool.shards) {
-        if (owner.get() != &requester) out.add(owner.get());
+        if (owner->stream != requester.stream) out.add(owner.get());
       }
       return out;
     }
@@ -176,7 +177,7 @@ struct [[gnu::visibility("hidden")]] CrossStreamLending {
     for (std::size_t looked = 0; looked < pool.lenders.size() && out.count < kLenderProbes; ++looked) {
       if (pool.lenders_cursor >= pool.lenders.size()) pool.lenders_cursor = 0;
       Shard* t = pool.lenders[pool.lenders_cursor++];
-      if (t != &requester) out.add(t);
+      if (t->stream != requester.stream) out.add(t);
     }
     return out;
   }

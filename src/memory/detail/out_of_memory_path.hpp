@@ -40,6 +40,10 @@ struct [[gnu::visibility("hidden")]] OutOfMemoryPath {
 
   // The slow path: free every cache, retry once, then report.
   void* allocate_after_release(std::size_t bytes, Shard& s, std::size_t rounded, bool expandable) {
+    // However many takes in a row: See Note [Threads sharing a stream] in thread_shards.hpp.
+    if (e().has_stream_siblings(s)) {
+      if (void* p = e().allocate_from_siblings(bytes, s, rounded, expandable, /*last_resort=*/true)) return p;
+    }
     if (s.pool->id.is_default()) {
       if (void* p = allocate_from_oom_pools(bytes, s.stream, rounded)) return p;
     }
@@ -81,19 +85,22 @@ struct [[gnu::visibility("hidden")]] OutOfMemoryPath {
     }
     // Pool ids count up from creation: the map's order is the order of creation.
     for (Pool* pool : fallbacks) {
-      Shard* shard = nullptr;
+      // The stream's shards: one, or with threads sharing it several (See Note [Threads sharing
+      // a stream] in thread_shards.hpp); shards are never removed, so the list stays valid.
+      std::vector<Shard*> shards;
       {
         std::lock_guard lock(pool->shards_mutex);
         for (auto& candidate : pool->shards) {
-          if (candidate->stream == stream) shard = candidate.get();
+          if (candidate->stream == stream) shards.push_back(candidate.get());
         }
       }
-      if (!shard) continue;
-      std::lock_guard lock(shard->lock);
-      e().flush_recent(*shard);
-      if (Block* b = e().find_free(*shard, rounded, pool->expandable)) {
-        e().remove_free(*shard, b);
-        return e().take(*shard, b, rounded, bytes);
+      for (Shard* shard : shards) {
+        std::lock_guard lock(shard->lock);
+        e().flush_recent(*shard);
+        if (Block* b = e().find_free(*shard, rounded, pool->expandable)) {
+          e().remove_free(*shard, b);
+          return e().take(*shard, b, rounded, bytes);
+        }
       }
     }
     return nullptr;

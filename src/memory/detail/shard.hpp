@@ -3,6 +3,7 @@
 // statistics]).
 
 #include <cstddef>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -21,11 +22,13 @@
 #include "memory/detail/spin_lock.hpp"
 #include "memory/detail/stat_counters.hpp"
 #include "memory/detail/stream_marks.hpp"
+#include "memory/detail/thread_slots.hpp"
 
 namespace cudakit::memory::detail {
 
 // Note [Shards and statistics]
-// State lives in shards, one per (pool, stream); a shard has its own lock, its own free-block
+// State lives in shards, one per (pool, stream) (and, for threads sharing a stream, per thread
+// slot: See Note [Threads sharing a stream] in thread_shards.hpp); a shard has its own lock, its own free-block
 // index, its own live-pointer map and its own statistics, so threads that allocate on their own
 // streams never touch the same cache lines (the 16-thread benchmark scales because of this).
 // deallocate() finds the shard through an immutable, sorted table of arenas that is replaced
@@ -91,6 +94,20 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   std::uint64_t allocations = 0;
   std::uint64_t last_growth_at = 0;
   std::size_t ahead = 0;
+
+  // See Note [Threads sharing a stream] in thread_shards.hpp. `primary`: the stream's first
+  // shard in its pool (this one, or the one whose slot shard this is); `thread_slot`: -1 for the
+  // primary. The rest is the primary's: whether its threads move to slot shards when they find
+  // its lock taken (`split`), its slot shards (under the pool's shards_mutex) and how many there
+  // are, and the contentions counted in the window that began at `contention_window_start`
+  // allocations (under the lock).
+  Shard* primary = this;
+  int thread_slot = -1;
+  std::atomic<bool> split{false};
+  std::atomic<std::uint32_t> slot_shard_count{0};
+  std::array<Shard*, ThreadSlots::kSlots> slot_shards{};
+  std::uint32_t contentions = 0;
+  std::uint64_t contention_window_start = 0;
 
   Block* new_block() {
     if (spare_blocks.empty()) return new Block;
