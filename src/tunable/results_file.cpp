@@ -1,5 +1,6 @@
 #include "cudakit/tunable/results_file.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -125,6 +126,14 @@ std::string format_results_file(const std::vector<Validator>& validators,
     text += '\n';
   }
   return text;
+}
+
+bool written_by_torch(const ResultsFileContents& contents) {
+  const auto has = [&](std::string_view name) {
+    return std::any_of(contents.validators.begin(), contents.validators.end(),
+                       [&](const Validator& v) { return v.name == name; });
+  };
+  return has("PT_VERSION") && !has("CUDAKIT_VERSION");
 }
 
 std::vector<ValidatorMismatch> compare_validators(const std::vector<Validator>& file,

@@ -37,6 +37,11 @@ namespace cudakit::tunable {
 // is then rewritten (atomically: temporary file and rename) with this process's validators and
 // the entries kept, the old one saved beside it as FILE.bak, so nothing is overwritten silently.
 // A malformed line is reported with its number and skipped; the rest of the file is used.
+// A file torch's TunableOp wrote (its validators, PT_VERSION first) is another program's: its
+// Solutions name torch's implementations and its keys lack cudakit's fields, and torch rewrites it
+// at exit. cudakit says so once and leaves it alone, neither reading nor rewriting it, rather
+// than warning for every line and replacing torch's results with its own (both would otherwise
+// share it by default: hence cudakit's default FILENAME is not torch's).
 namespace {
 
 struct DeviceState {
@@ -163,6 +168,14 @@ bool read_locked(DeviceState& d, int device, const std::string& path) {
     throw;
   }
   const ResultsFileContents contents = parse_results_file(*text);
+  if (written_by_torch(contents)) {
+    // See Note [Results files]: torch's file, left to torch.
+    if (d.appending_to == path) d.appending_to.clear();
+    CUDAKIT_LOG(warning, "TunableOp: ", path, " holds torch's TunableOp results (Validator PT_VERSION), which name "
+                "torch's implementations: cudakit neither reads nor rewrites it, and keeps this process's results "
+                "in memory (CUDAKIT_TUNABLEOP_FILENAME names a file of cudakit's own)");
+    return true;
+  }
   for (const std::string& problem : contents.problems) {
     CUDAKIT_LOG(warning, "TunableOp: ", path, ": ", problem, " (skipped)");
   }

@@ -26,8 +26,8 @@ TEST(TuningOptions, DefaultsFollowTorchExceptTheNumericalCheck) {
   EXPECT_FALSE(o.enabled);
   EXPECT_TRUE(o.tuning);
   EXPECT_FALSE(o.record_untuned);
-  EXPECT_EQ(o.filename, "tunableop_results%d.csv");
-  EXPECT_EQ(o.untuned_filename, "tunableop_untuned%d.csv");
+  EXPECT_EQ(o.filename, "cudakit_tunableop_results%d.csv");
+  EXPECT_EQ(o.untuned_filename, "cudakit_tunableop_untuned%d.csv");
   EXPECT_EQ(o.max_tuning_duration_ms, 30);
   EXPECT_EQ(o.max_tuning_iterations, 100);
   EXPECT_EQ(o.rotating_buffer_size_mb, -1);

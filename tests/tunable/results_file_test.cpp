@@ -151,5 +151,20 @@ TEST(UntunedFile, AFileOfGarbageIsToldInAFewProblems) {
   EXPECT_EQ(c.problems[20], "9980 more lines with problems");
 }
 
+// A file torch 2.11's TunableOp wrote (its validators and a signature without cudakit's fields) is
+// torch's; a file of cudakit's, or one with both kinds of validators, is not.
+TEST(ResultsFile, TellsAFileTorchWrote) {
+  const std::string torch_file =
+      "Validator,PT_VERSION,2.11.0\nValidator,CUBLASLT_VERSION,130100\nValidator,GCN_ARCH_NAME,Unknown\n"
+      "GemmTunableOp_BFloat16_NN,nn_4096_4096_4096_ld_4096_4096_4096,Default,0.2\n";
+  const ResultsFileContents torch_contents = parse_results_file(torch_file);
+  EXPECT_TRUE(written_by_torch(torch_contents));
+  EXPECT_TRUE(torch_contents.results.empty()) << "torch's keys lack cudakit's fields";
+  EXPECT_FALSE(written_by_torch(parse_results_file(format_results_file({{"CUDAKIT_VERSION", "0.1.0"}}, {}))));
+  EXPECT_FALSE(written_by_torch(
+      parse_results_file(format_results_file({{"CUDAKIT_VERSION", "0.1.0"}, {"PT_VERSION", "2.11.0"}}, {}))));
+  EXPECT_FALSE(written_by_torch(parse_results_file("")));
+}
+
 }  // namespace
 }  // namespace cudakit::tunable

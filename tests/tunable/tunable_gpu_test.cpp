@@ -498,6 +498,27 @@ TEST_F(TunableGpu, ResultsRoundTripThroughAFile) {
   std::filesystem::remove(file);
 }
 
+// A results file torch's TunableOp wrote at cudakit's file name (or torch's own name given to
+// both) is left to torch: not rewritten, no .bak, no line appended; the tuned result stays in
+// memory and is used.
+TEST_F(TunableGpu, AFileTorchWroteIsLeftAlone) {
+  const std::string path = (std::filesystem::temp_directory_path() / "cudakit_tunable_torch%d.csv").string();
+  const std::string file = device_filename(path, current_device());
+  const std::string torch_text =
+      "Validator,PT_VERSION,2.11.0\nValidator,CUBLASLT_VERSION,130100\n"
+      "GemmTunableOp_Half_NN,nn_512_512_512_ld_512_512_512,Default,0.05\n";
+  cudakit::detail::write_text_file(file, torch_text, "test");
+  std::filesystem::remove(file + ".bak");
+  set_filename(path);
+  Problem p(plain(GemmDType::float16, 'n', 'n', 512, 512, 512));
+  gemm(p.args());
+  EXPECT_EQ(get_results().size(), 1u);
+  EXPECT_EQ(cudakit::detail::read_text_file(file, "test"), torch_text);
+  EXPECT_FALSE(std::filesystem::exists(file + ".bak"));
+  EXPECT_LE(p.worst(), 1.0);
+  std::filesystem::remove(file);
+}
+
 TEST_F(TunableGpu, OtherValidatorsRecheckEntriesKeepValidOnesAndSaveTheOldFile) {
   GemmKey key = plain(GemmDType::bfloat16, 'n', 'n', 256, 256, 256);
   Problem p(key);

@@ -63,6 +63,11 @@ struct ValidatorMismatch {
   std::string in_file;  // empty: the file lacks it
   std::string current;  // empty: this process does not have it
 };
+// Whether a results file was written by torch's TunableOp (its validators, PT_VERSION among
+// them, and none of cudakit's): cudakit leaves such a file to torch (See Note [Results files]).
+// @param contents a parsed results file
+// @return true for torch's validators without CUDAKIT_VERSION.
+[[nodiscard]] bool written_by_torch(const ResultsFileContents& contents);
 // The validators of `file` that differ from `current` (or that either side lacks).
 // @param file the validators a results file holds
 // @param current this process's validators (get_validators())
