@@ -163,8 +163,10 @@ def main():
 
     def load_cudakit():
         start = time.perf_counter()
-        loaded = cudakit.gds.load_safetensors(path, "cuda:0")
+        # raw: the dtypes cudakit has no tensor dtype for (the FNUZ FP8 and F6 formats) load as their bytes.
+        loaded = cudakit.gds.load_safetensors(path, "cuda:0", raw=True)
         cudakit.synchronize()
+        raw_names.update(loaded.raw)
         return loaded.tensors, time.perf_counter() - start, {"path": str(loaded.report.path)}
 
     def load_safetensors():
@@ -173,6 +175,7 @@ def main():
         torch.cuda.synchronize()
         return loaded, time.perf_counter() - start, {}
 
+    raw_names = set()
     loaders = [("cudakit", load_cudakit), ("safetensors", load_safetensors)]
     last = {}
     for case, prepare in (("checkpoint_cold_load", drop_cache), ("checkpoint_warm_load", warm_up)):
@@ -197,13 +200,16 @@ def main():
         except Exception as error:  # noqa: BLE001 - the failure is the result
             differ.append(f"{name}: not comparable through DLPack ({type(error).__name__}: {error})")
             continue
-        if mine.dtype != t.dtype or tuple(mine.shape) != tuple(t.shape):
+        if name in raw_names:  # its bytes, as one uint8 vector
+            if not torch.equal(mine, t.reshape(-1).view(torch.uint8)):
+                differ.append(f"{name}: raw bytes differ")
+        elif mine.dtype != t.dtype or tuple(mine.shape) != tuple(t.shape):
             differ.append(f"{name}: {mine.dtype} {tuple(mine.shape)} against {t.dtype} {tuple(t.shape)}")
         elif not torch.equal(mine.reshape(-1).view(torch.uint8), t.reshape(-1).view(torch.uint8)):
             differ.append(f"{name}: bytes differ")
         compared += 1
     dtypes = sorted({str(t.dtype).removeprefix("torch.") for t in theirs.values()})
-    emit("checkpoint_byte_identity", "cudakit", size, 0.0, tensors=compared, dtypes=dtypes,
+    emit("checkpoint_byte_identity", "cudakit", size, 0.0, tensors=compared, dtypes=dtypes, raw=sorted(raw_names),
          identical=not differ, differ=differ[:20])
     if not args.keep:
         os.remove(path)
