@@ -186,10 +186,14 @@ def time_sample(fn, iters):
 def bench_shape(shape, args, budget_s):
     """One shape's row; `budget_s`: the seconds it may take, tuning included."""
     t0 = time.time()
+    known = set(cudakit.tunable.get_results())
     v = Variants(shape, args)
     for name in v.names:
         v.build(name)
     tuning_s = time.time() - t0
+    # What the tuner chose for this shape's keys (Default, a cuBLASLt configuration, a GEMV, a CUTLASS
+    # kernel): the table says which kinds of candidates win.
+    chosen = sorted({value.split(",")[0] for key, value in cudakit.tunable.get_results().items() if key not in known})
     calls = Variants.CALLS
     est = min(time_sample(v.runs[n], 2) / calls for n in v.names)  # ms a product
     replays = max(1, min(5000, math.ceil(args.sample_ms / max(est * calls, 1e-4))))
@@ -209,7 +213,7 @@ def bench_shape(shape, args, budget_s):
     row = {"bench": "gemm_interleaved", "shape": shape["name"], "dtype": shape["dtype"], "M": shape["M"],
            "N": shape["N"], "K": shape["K"], "batch": shape["batch"], "layout": shape["layout"],
            "calls_per_sample": replays * calls, "rounds": rounds, "copies": v.copies, "tuning_s": tuning_s,
-           "graphed": sorted(v.graphed)}
+           "graphed": sorted(v.graphed), "cudakit_chosen": chosen}
     if v.fp8:
         row["fp8"] = "e4m3 x e4m3, tensor-wise float32 scales, bfloat16 out, no fast accumulation; torch._scaled_mm"
     for n, ms in med.items():
