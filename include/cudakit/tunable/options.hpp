@@ -15,10 +15,10 @@ struct TuningOptions {
   bool enabled = false;        // ENABLED: route GEMMs through TunableOp at all (torch: off)
   bool tuning = true;          // TUNING: tune shapes that have no result yet
   bool record_untuned = false; // RECORD_UNTUNED: write shapes without a result to the untuned file
-  // FILENAME and UNTUNED_FILENAME. Not torch's defaults (tunableop_results%d.csv): a program that
+  // FILENAME: the results file. Not torch's default (tunableop_results%d.csv): a program that
   // tunes with both would have each rewrite the other's file (See Note [Results files]).
   std::string filename = "cudakit_tunableop_results%d.csv";
-  std::string untuned_filename = "cudakit_tunableop_untuned%d.csv";
+  std::string untuned_filename = "cudakit_tunableop_untuned%d.csv";  // UNTUNED_FILENAME (not torch's either)
   // NUMERICAL_CHECK: compare each candidate's result with Default's and drop those that differ
   // beyond the dtype's tolerance. On by default, unlike torch: our candidates include split-K and
   // reduced-precision-accumulation kernels that torch's CUDA build never runs.
