@@ -1,8 +1,10 @@
 // Allocator workloads (bench/support/alloc_workloads.hpp) against cudaMallocAsync and cudaMalloc
 // here, and cudakit's caching allocator; PyTorch's runs the same workloads in
 // bench/torch/torch_alloc_bench.cpp, and bench/alloc_table.py joins them into one table.
-// Usage: alloc_bench [--only NAME] [trace-label trace-path]...   NAME: cudakit, cudakit_async
-// (cudakit's cudaMallocAsync backend, only alone), cudaMallocAsync, cudaMalloc.
+// Usage: alloc_bench [--only NAME] [--interleaved N] [trace-label trace-path]...   NAME: cudakit,
+// cudakit_async (cudakit's cudaMallocAsync backend, only alone), cudaMallocAsync, cudaMalloc.
+// --interleaved N: also cudakit and cudaMallocAsync replaying each trace in turn, N times each
+// (Note [Trace replays interleaved] in support/alloc_workloads.hpp).
 
 #include <cstdio>
 #include <cstdlib>
@@ -22,10 +24,13 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::string only;
+  int interleaved_reps = 0;
   std::vector<std::pair<std::string, std::string>> traces;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = argv[++i];
+    } else if (std::strcmp(argv[i], "--interleaved") == 0 && i + 1 < argc) {
+      interleaved_reps = std::atoi(argv[++i]);
     } else if (i + 1 < argc) {
       traces.emplace_back(argv[i], argv[i + 1]);
       ++i;
@@ -63,6 +68,11 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "cudaMallocAsync") {
     MallocAsyncAllocator a;
     run_all_workloads("cudaMallocAsync", a, make_stream, traces);
+  }
+  if (interleaved_reps > 0) {
+    CudakitAllocator a;
+    MallocAsyncAllocator b;
+    emit_interleaved_replays("cudakit", a, "cudaMallocAsync", b, make_stream, traces, interleaved_reps);
   }
   if (only.empty() || only == "cudaMalloc") {
     MallocAllocator a;

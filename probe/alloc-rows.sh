@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root with gpu-bundle/ carried, in about three minutes:
 # the allocator rows of cudakit, torch's C++ allocator and cudaMallocAsync over the recorded
-# traces (one process each, in this order), and lock_probe if it was staged. Three files to $OUT:
+# traces (one process each, in this order; the traces are also replayed in turn by cudakit and
+# cudaMallocAsync in the first process, by cudakit and torch in the second: Note [Trace replays
+# interleaved]), and lock_probe if it was staged. Three files to $OUT:
 # alloc.jsonl, alloc_table.md, lock_probe.txt (the benchmarks' stderr is printed, last lines).
 set -uo pipefail
 export CUDAKIT_TEST_DATA_DIR=$PWD/tests/data
@@ -12,8 +14,8 @@ source scripts/device-env.sh "$B"
 T=""
 for f in tests/data/alloc-traces/trace_*.csv.gz; do n=$(basename "$f" .csv.gz); T="$T ${n#trace_} $f"; done
 {
-  timeout 40 "$B/bin/alloc_bench" --only cudakit $T
-  timeout 70 bench/torch/build_and_run.sh "$B" /tmp/torch_alloc_bench $T
+  timeout 60 "$B/bin/alloc_bench" --only cudakit --interleaved 5 $T
+  timeout 110 bench/torch/build_and_run.sh "$B" /tmp/torch_alloc_bench $T --interleaved 5
   timeout 25 "$B/bin/alloc_bench" --only cudaMallocAsync $T
 } > "$out/alloc.jsonl" 2> /tmp/alloc.err
 tail -5 /tmp/alloc.err

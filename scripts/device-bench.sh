@@ -75,7 +75,7 @@ if part alloc; then
     for round in 1 2 3; do
       if [ $round = 1 ]; then export CUDAKIT_BENCH_TIMELINES=1; else unset CUDAKIT_BENCH_TIMELINES; fi
       "$B/bin/alloc_bench" --only cudakit $T
-      if [ $round = 1 ]; then timeout 300 bench/torch/build_and_run.sh "$B" /tmp/torch_alloc_bench $T
+      if [ $round = 1 ]; then timeout 300 bench/torch/build_and_run.sh "$B" /tmp/torch_alloc_bench $T --interleaved 5
       else timeout 120 /tmp/torch_alloc_bench $T; fi
     done
     unset CUDAKIT_BENCH_TIMELINES

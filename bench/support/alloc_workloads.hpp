@@ -236,6 +236,40 @@ void emit_thread_scaling(const std::string& name, Allocator& a, MakeStream make_
   emit(name, "threads_16_over_1.private_loop_ceiling", best(loop_sixteen) / best(loop_one), "x");
 }
 
+// Note [Trace replays interleaved]
+// Each allocator's rows above come from a process of its own, one replay per trace: on the lent
+// machines the same code's ns/op moved by 1.3x (cudakit) to 2x (torch's allocator,
+// cudaMallocAsync) between two runs a few minutes apart, so a ratio between processes is not
+// the allocators' alone. Here two allocators of one process replay each trace in turn, `reps`
+// times each, the order swapped every repetition, every replay from an empty cache; the medians
+// are emitted as LABEL.ns_per_op.in_turn_A_B for both (one row of the table per pair), the row
+// to compare.
+template <class A, class B, class MakeStream>
+void emit_interleaved_replays(const std::string& name_a, A& a, const std::string& name_b, B& b,
+                              MakeStream make_stream,
+                              const std::vector<std::pair<std::string, std::string>>& traces, int reps) {
+  for (const auto& [label, path] : traces) {
+    const auto trace = memory::load_alloc_trace(path);
+    std::vector<cudaStream_t> streams(std::max<std::uint32_t>(trace.num_streams, 1));
+    for (auto& s : streams) s = make_stream();
+    std::vector<double> times_a, times_b;
+    for (int rep = 0; rep < reps; ++rep) {
+      const auto time_a = [&] { times_a.push_back(replay(a, trace, streams).ns_per_op); };
+      const auto time_b = [&] { times_b.push_back(replay(b, trace, streams).ns_per_op); };
+      if (rep % 2 == 0) {
+        time_a();
+        time_b();
+      } else {
+        time_b();
+        time_a();
+      }
+    }
+    const std::string workload = label + ".ns_per_op.in_turn_" + name_a + "_" + name_b;
+    emit(name_a, workload, median(std::move(times_a)), "ns/op");
+    emit(name_b, workload, median(std::move(times_b)), "ns/op");
+  }
+}
+
 // Runs every workload against `a` and emits the results under `name`.
 template <class Allocator, class MakeStream>
 void run_all_workloads(const std::string& name, Allocator& a, MakeStream make_stream,

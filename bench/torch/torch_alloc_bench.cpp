@@ -6,7 +6,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
+#include "support/alloc_allocators.hpp"
 #include "support/alloc_workloads.hpp"
 
 namespace {
@@ -40,7 +42,14 @@ int main(int argc, char** argv) {
   cudaFree(nullptr);
   alloc::init(1);
   std::vector<std::pair<std::string, std::string>> traces;
-  for (int i = 1; i + 1 < argc; i += 2) traces.emplace_back(argv[i], argv[i + 1]);
+  int interleaved_reps = 0;  // --interleaved N: also cudakit and torch in turn (Note [Trace replays interleaved])
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::string(argv[i]) == "--interleaved") {
+      interleaved_reps = std::atoi(argv[i + 1]);
+    } else {
+      traces.emplace_back(argv[i], argv[i + 1]);
+    }
+  }
   TorchAllocator a;
   auto make_stream = [] {
     cudaStream_t s;
@@ -50,5 +59,10 @@ int main(int argc, char** argv) {
   const char* name = std::getenv("PYTORCH_CUDA_ALLOC_CONF");
   cudakit::bench::run_all_workloads(name && *name ? std::string("torch[") + name + "]" : "torch", a,
                                     make_stream, traces);
+  if (interleaved_reps > 0) {
+    cudakit::bench::CudakitAllocator cudakit_allocator;
+    cudakit::bench::emit_interleaved_replays("cudakit", cudakit_allocator, "torch", a, make_stream, traces,
+                                             interleaved_reps);
+  }
   return 0;
 }
