@@ -116,6 +116,15 @@ struct [[gnu::visibility("hidden")]] CrossStreamLending {
     return lends_across_streams(s) && s.borrows_in_a_row.load(std::memory_order_relaxed) < kBorrowsBeforeGrowing;
   }
 
+  // Brings shard t's free index up to date before another shard looks in it (t locked): its
+  // recent frees flushed into the index, its frees whose work has finished completed (without
+  // waiting for the others).
+  void settle_free_index(Shard& t) {
+    e().flush_recent(t);
+    if (t.pending_frees.any_deferred()) t.pending_frees.record_deferred(*e().events);
+    if (t.pending_frees.any_pending()) e().complete_pending(t, false);
+  }
+
   // Serves `requester`'s request from another stream's shard of the same pool, with no shard
   // lock held on entry: a free block whose last use has finished (or, with `dependencies`, one
   // the requesting stream is made to wait for). nullptr: the requester grows its own arena.
@@ -127,9 +136,7 @@ struct [[gnu::visibility("hidden")]] CrossStreamLending {
       // This stream looks to t for memory: t keeps its frees marked for a while.
       t.marks_interest.store(kMarkInterest, std::memory_order_relaxed);
       std::lock_guard lock(t.lock);
-      e().flush_recent(t);
-      if (t.pending_frees.any_deferred()) t.pending_frees.record_deferred(*e().events);
-      if (t.pending_frees.any_pending()) e().complete_pending(t, false);
+      settle_free_index(t);
       // What t lent the requester comes back with the requester's own marks (every
       // kQueriesEvery of its operations): asking its stream here would cost two driver calls a
       // borrow. What t lent others, ask now.

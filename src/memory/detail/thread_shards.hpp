@@ -156,9 +156,7 @@ struct [[gnu::visibility("hidden")]] StreamThreadShards {
       } else if (!lock.try_lock()) {
         return nullptr;
       }
-      e().flush_recent(t);
-      if (t.pending_frees.any_deferred()) t.pending_frees.record_deferred(*e().events);
-      if (t.pending_frees.any_pending()) e().complete_pending(t, false);
+      e().settle_free_index(t);
       Block* b = e().find_free(t, rounded, expandable);
       if (!b) return nullptr;
       e().remove_free(t, b);
