@@ -1,6 +1,5 @@
 #include "cudakit/tunable/results_file.hpp"
 
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -66,6 +65,14 @@ class Problems {
   std::size_t more_ = 0;
 };
 
+// The validator of `list` named `name`, or nullptr.
+const Validator* find_validator(const std::vector<Validator>& list, std::string_view name) {
+  for (const Validator& v : list) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 ResultsFileContents parse_results_file(std::string_view text) {
@@ -129,30 +136,20 @@ std::string format_results_file(const std::vector<Validator>& validators,
 }
 
 bool written_by_torch(const ResultsFileContents& contents) {
-  const auto has = [&](std::string_view name) {
-    return std::any_of(contents.validators.begin(), contents.validators.end(),
-                       [&](const Validator& v) { return v.name == name; });
-  };
-  return has("PT_VERSION") && !has("CUDAKIT_VERSION");
+  return find_validator(contents.validators, "PT_VERSION") && !find_validator(contents.validators, "CUDAKIT_VERSION");
 }
 
 std::vector<ValidatorMismatch> compare_validators(const std::vector<Validator>& file,
                                                   const std::vector<Validator>& current) {
   std::vector<ValidatorMismatch> mismatches;
-  const auto find = [](const std::vector<Validator>& list, const std::string& name) -> const Validator* {
-    for (const Validator& v : list) {
-      if (v.name == name) return &v;
-    }
-    return nullptr;
-  };
   for (const Validator& here : current) {
-    const Validator* there = find(file, here.name);
+    const Validator* there = find_validator(file, here.name);
     if (!there || there->value != here.value) {
       mismatches.push_back({here.name, there ? there->value : "", here.value});
     }
   }
   for (const Validator& there : file) {
-    if (!find(current, there.name)) mismatches.push_back({there.name, there.value, ""});
+    if (!find_validator(current, there.name)) mismatches.push_back({there.name, there.value, ""});
   }
   return mismatches;
 }
