@@ -218,6 +218,39 @@ def test_route_torch_sends_linear_and_matmul_to_cudakit():
 
 @requires_gpu
 @requires_torch_gpu
+def test_route_torch_gradients_fallbacks_and_the_end_of_the_block():
+    """Under the block: the backward pass's products are routed too and the gradients are torch's;
+    products cudakit does not take (float64, a 2-D addmm input, beta != 1) are torch's exactly;
+    nested blocks keep routing until the outer one closes, and nothing is routed after it."""
+    x = rand(64, 256).requires_grad_()
+    w = rand(128, 256, seed=1).requires_grad_()
+    (torch.nn.functional.linear(x, w) ** 2).sum().backward()
+    want_gx, want_gw = x.grad.clone(), w.grad.clone()
+    x.grad, w.grad = None, None
+    d = torch.randn(32, 48, dtype=torch.float64, device="cuda")
+    c = rand(64, 128, seed=2)
+    before = routed_calls()
+    with cudakit.route_torch():
+        (torch.nn.functional.linear(x, w) ** 2).sum().backward()  # forward mm, backward mm twice
+        with cudakit.route_torch():
+            inner = routed_calls()
+            got_d = d @ d.t()
+            got_c = torch.addmm(c, x.detach(), w.detach().t(), beta=0.5)
+            assert routed_calls() == inner, "float64 and beta != 1 are torch's"
+        x.detach() @ w.detach().t()
+        assert routed_calls() == inner + 1, "the outer block still routes after the inner one closed"
+    assert routed_calls() - before >= 4
+    torch.testing.assert_close(x.grad, want_gx, rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(w.grad, want_gw, rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(got_d, d @ d.t(), rtol=0, atol=0)
+    torch.testing.assert_close(got_c, torch.addmm(c, x.detach(), w.detach().t(), beta=0.5), rtol=0, atol=0)
+    after = routed_calls()
+    x.detach() @ w.detach().t()
+    assert routed_calls() == after, "nothing is routed once the last block closed"
+
+
+@requires_gpu
+@requires_torch_gpu
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
 def test_route_torch_on_a_transformers_block(family):
     transformers = pytest.importorskip("transformers")
