@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string_view>
+#include <string>
 #include <vector>
 
 #include "cudakit/core/cupti_hub.hpp"
@@ -37,9 +38,10 @@ __global__ void spin(unsigned long long ns) {
   }
 }
 
-graphs::Graph chain(int kernels, int* counter, unsigned long long spin_ns, bool annotate) {
+graphs::Graph chain(int kernels, int* counter, unsigned long long spin_ns, bool annotate,
+                    graphs::InstantiateOptions flags = {}) {
   graphs::Graph g;
-  graphs::GraphCapture capture(g, {.enable_annotations = annotate});
+  graphs::GraphCapture capture(g, {.enable_annotations = annotate, .instantiate = flags});
   for (int i = 0; i < kernels; ++i) {
     graphs::mark_kernels region({{"name", "k"}, {"index", i}});
     if (spin_ns) spin<<<1, 1, 0, capture.stream().handle()>>>(spin_ns);
@@ -83,6 +85,44 @@ double replay_gpu_ms(graphs::Graph& g, StreamRef s, int replays) {
   return best;
 }
 
+// Replay host time of the 8-kernel graph by instantiation flags (none, torch's) and by the stream
+// a replay is launched on (a cudakit Stream, non-blocking; the legacy default stream, where
+// torch_graph_bench.py replays): four variants in one process, in turn, 10 rounds of 100 timed
+// replays each, each replay on an idle stream (Note [Timing a replay on an idle stream]). Which
+// of these the gap to torch's replay follows: Note [Instantiation flags] in src/graphs/graph.cpp.
+void replay_variants(int* counter, StreamRef side) {
+  struct Variant {
+    const char* name;
+    graphs::Graph graph;
+    StreamRef stream;
+    std::vector<double> us;
+  };
+  const graphs::InstantiateOptions none{.auto_free_on_launch = false, .use_node_priority = false};
+  const StreamRef legacy(nullptr, side.device());
+  Variant variants[] = {{"no flags, cudakit stream", chain(8, counter, 0, false, none), side, {}},
+                        {"torch's flags, cudakit stream", chain(8, counter, 0, false), side, {}},
+                        {"no flags, legacy default stream", chain(8, counter, 0, false, none), legacy, {}},
+                        {"torch's flags, legacy default stream", chain(8, counter, 0, false), legacy, {}}};
+  for (Variant& v : variants) {
+    for (int i = 0; i < 50; ++i) v.graph.replay(v.stream);
+    v.stream.synchronize();
+  }
+  for (int round = 0; round < 10; ++round) {
+    for (Variant& v : variants) {
+      for (int i = 0; i < 100; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        v.graph.replay(v.stream);
+        v.us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        v.stream.synchronize();
+      }
+    }
+  }
+  for (const Variant& v : variants) {
+    std::printf("replay() host time, 8-kernel graph, %-37s %6.2f us (median of 1000, in turn)\n",
+                (std::string(v.name) + ":").c_str(), median(v.us));
+  }
+}
+
 }  // namespace
 
 // `graph_bench --host-times`: the two replay host-time rows alone, for the further processes
@@ -110,6 +150,7 @@ int main(int argc, char** argv) {
   }
   std::printf("replay() host time, graph drawing random numbers:       %6.2f us (median of 400)\n",
               replay_host_us(draws, stream));
+  replay_variants(counter, stream);
   if (host_times_only) {
     memory::deallocate(counter);
     return 0;

@@ -282,11 +282,11 @@ void AnnotationCapture::finish() noexcept {
   if (t_active == this) t_active = nullptr;
 }
 
-cudaGraphExec_t AnnotationCapture::instantiate(cudaGraph_t graph) {
+cudaGraphExec_t AnnotationCapture::instantiate(cudaGraph_t graph, unsigned long long flags) {
   cudaGraphExec_t exec = nullptr;
   const AnnotationMechanism mechanism = annotation_mechanism();
   if (annotated_.empty() || mechanism != AnnotationMechanism::tools_id) {
-    CUDAKIT_CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    CUDAKIT_CHECK_CUDA(cudaGraphInstantiateWithFlags(&exec, graph, flags));
     if (annotated_.empty() || mechanism == AnnotationMechanism::none) return exec;
     // cupti: replayed ids derive from the executable graph's id and the captured nodes' ids.
     auto& hub = CuptiHub::instance();
@@ -308,7 +308,7 @@ cudaGraphExec_t AnnotationCapture::instantiate(cudaGraph_t graph) {
   ensure_clone_listener();
   Instantiation inst{&annotated_, {}};
   t_instantiating = &inst;
-  const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+  const cudaError_t status = cudaGraphInstantiateWithFlags(&exec, graph, flags);
   t_instantiating = nullptr;
   CUDAKIT_CHECK_CUDA(status);
 

@@ -22,6 +22,7 @@ struct Graph::Impl {
   explicit Impl(bool keep) : keep_graph(keep) {}
 
   bool keep_graph;
+  InstantiateOptions instantiate_options;  // lasts across clear(), as keep_graph
   int device = -1;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -62,7 +63,7 @@ struct Graph::Impl {
     watch.reset();
   }
 
-  // Back to empty (keep_graph survives).
+  // Back to empty (keep_graph and instantiate_options survive).
   void clear() noexcept {
     annotations.reset();
     replay_hooks.clear();
@@ -230,6 +231,26 @@ void Graph::register_capture_state(CaptureHook& state) {
   s.registered.push_back(&state);
 }
 
+// Note [Instantiation flags]
+// torch 2.11's CUDAGraph::instantiate passes cudaGraphInstantiateFlagAutoFreeOnLaunch |
+// cudaGraphInstantiateFlagUseNodePriority; cudakit passed none until 2026-12-05, when its replay
+// of an 8-kernel graph took about 0.5 us more host time than torch's (notes/performance-rows.md).
+// Both flags are behaviour, not only speed: the first lets a graph that allocated through
+// stream-ordered allocation nodes be replayed again without freeing first, the second keeps each
+// kernel at its captured priority whatever stream a replay is launched on. Matching torch makes a
+// graph behave as a torch user expects, and InstantiateOptions lets a program choose otherwise
+// (graph_bench times both in one process).
+void Graph::set_instantiate_options(const InstantiateOptions& options) {
+  Impl& s = usable("set_instantiate_options");
+  if (s.exec) {
+    throw StateError("Graph::set_instantiate_options",
+                     "the graph is already instantiated: reset() it and capture again");
+  }
+  s.instantiate_options = options;
+}
+
+InstantiateOptions Graph::instantiate_options() const { return usable("instantiate_options").instantiate_options; }
+
 void Graph::instantiate() {
   if (!usable("instantiate").graph) {
     throw StateError("Graph::instantiate",
@@ -239,10 +260,10 @@ void Graph::instantiate() {
   Impl& s = *impl_;
   if (s.exec) return;
   if (s.annotations) {
-    s.exec = s.annotations->instantiate(s.graph);
+    s.exec = s.annotations->instantiate(s.graph, s.instantiate_options.cuda_flags());
     s.annotations.reset();
   } else {
-    CUDAKIT_CHECK_CUDA(cudaGraphInstantiate(&s.exec, s.graph, 0));
+    CUDAKIT_CHECK_CUDA(cudaGraphInstantiateWithFlags(&s.exec, s.graph, s.instantiate_options.cuda_flags()));
   }
 }
 

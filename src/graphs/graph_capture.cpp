@@ -25,6 +25,7 @@ GraphCapture::GraphCapture(Graph& graph, const CaptureOptions& options)
   const StreamRef stream = options.stream ? *options.stream : side_stream(caller_.device());
   // The captured work must see what the caller queued before the scope, as if run in order.
   stream.wait_stream(caller_);
+  if (options.instantiate) graph.set_instantiate_options(*options.instantiate);
   guard_.emplace(stream);
   try {
     graph.capture_begin(options.pool, options.capture_error_mode, options.enable_annotations);

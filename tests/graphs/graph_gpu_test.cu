@@ -118,6 +118,54 @@ TEST_F(GraphGpu, CaptureThenReplayThreeTimes) {
   memory::deallocate(x);
 }
 
+TEST_F(GraphGpu, EveryInstantiationFlagReplaysTheWork) {
+  StreamGuard on(stream());
+  int* x = static_cast<int*>(memory::allocate(sizeof(int) * kN));
+  for (const bool auto_free : {false, true}) {
+    for (const bool node_priority : {false, true}) {
+      const graphs::InstantiateOptions options{.auto_free_on_launch = auto_free, .use_node_priority = node_priority};
+      write(x, 1, kN, stream());
+      Graph g;
+      {
+        GraphCapture capture(g, {.instantiate = options});
+        plus_one<<<kGrid, kBlock, 0, capture.stream().handle()>>>(x, kN);
+      }
+      EXPECT_EQ(g.instantiate_options(), options);
+      EXPECT_THROW(g.set_instantiate_options({}), StateError) << "flags are fixed once instantiated";
+      g.replay();
+      g.replay();
+      EXPECT_EQ(read(x, kN, stream())[kN - 1], 3) << "auto_free " << auto_free << ", node priority " << node_priority;
+    }
+  }
+  memory::deallocate(x);
+}
+
+// A graph whose capture allocated through cudaMallocAsync and never freed: with
+// auto_free_on_launch (torch's choice, the default) each replay frees the last one's allocation
+// first; without it a second replay is refused until the allocation is freed.
+TEST_F(GraphGpu, AutoFreeOnLaunchLetsAGraphThatKeepsItsAllocationReplay) {
+  StreamGuard on(stream());
+  for (const bool auto_free : {true, false}) {
+    Graph g;
+    int* p = nullptr;
+    {
+      GraphCapture capture(g, {.instantiate = graphs::InstantiateOptions{.auto_free_on_launch = auto_free}});
+      CUDAKIT_CHECK_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&p), sizeof(int) * kN, capture.stream().handle()));
+      plus_one<<<kGrid, kBlock, 0, capture.stream().handle()>>>(p, kN);
+    }
+    g.replay();
+    if (auto_free) {
+      g.replay();
+    } else {
+      EXPECT_THROW(g.replay(), CudaError);
+    }
+    CUDAKIT_CHECK_CUDA(cudaFreeAsync(p, stream().handle()));  // the last replay's allocation
+    g.replay();  // freed: a replay may allocate again, with or without the flag
+    CUDAKIT_CHECK_CUDA(cudaFreeAsync(p, stream().handle()));
+    stream().synchronize();
+  }
+}
+
 TEST_F(GraphGpu, AllocationsDuringCaptureLiveInThePoolAcrossReplays) {
   StreamGuard on(stream());
   int* in = static_cast<int*>(memory::allocate(sizeof(int) * kN));

@@ -68,7 +68,8 @@ TEST(GraphMisuse, MovedFromGraphThrowsOnEveryUse) {
            [&] { a.replay(kSomeStream); }, [&] { (void)a.is_capturing(); },
            [&] { (void)a.is_instantiated(); }, [&] { (void)a.device(); }, [&] { (void)a.ref(); },
            [&] { (void)a.pool(); }, [&] { a.instantiate(); }, [&] { a.capture_end(); },
-           [&] { a.capture_begin(); }, [&] { a.debug_dump("unused.dot"); }}) {
+           [&] { a.capture_begin(); }, [&] { a.debug_dump("unused.dot"); },
+           [&] { a.set_instantiate_options({}); }, [&] { (void)a.instantiate_options(); }}) {
     EXPECT_TRUE(contains(state_error_of(use), "this Graph was moved from"));
   }
   a.capture_abort();  // the no-throw members stay quiet
@@ -77,6 +78,22 @@ TEST(GraphMisuse, MovedFromGraphThrowsOnEveryUse) {
   a = std::move(b);
   EXPECT_FALSE(a.is_instantiated());
   EXPECT_EQ(a.device(), -1);
+}
+
+TEST(GraphInstantiateOptions, TorchsFlagsByDefaultAndKeptAcrossReset) {
+  // torch 2.11's CUDAGraph::instantiate: AutoFreeOnLaunch | UseNodePriority.
+  EXPECT_EQ(graphs::InstantiateOptions{}.cuda_flags(),
+            static_cast<unsigned long long>(cudaGraphInstantiateFlagAutoFreeOnLaunch |
+                                            cudaGraphInstantiateFlagUseNodePriority));
+  EXPECT_EQ((graphs::InstantiateOptions{.auto_free_on_launch = false, .use_node_priority = false}.cuda_flags()), 0ull);
+  Graph g;
+  EXPECT_EQ(g.instantiate_options(), graphs::InstantiateOptions{});
+  const graphs::InstantiateOptions mine{.auto_free_on_launch = true, .use_node_priority = false};
+  g.set_instantiate_options(mine);  // before any capture: no CUDA call
+  g.reset();
+  EXPECT_EQ(g.instantiate_options(), mine);
+  Graph moved(std::move(g));
+  EXPECT_EQ(moved.instantiate_options(), mine);
 }
 
 TEST(GraphPoolHandle, FreshIdsEachCall) {

@@ -19,6 +19,7 @@
 #include "cudakit/core/optional_stream.hpp"
 #include "cudakit/graphs/capture_error_mode.hpp"
 #include "cudakit/graphs/graph_ref.hpp"
+#include "cudakit/graphs/instantiate_options.hpp"
 #include "cudakit/memory/pool_id.hpp"
 
 namespace cudakit::graphs {
@@ -97,10 +98,18 @@ class Graph {
   // @param state the state; it must outlive the graph's captures and replays.
   // @throws StateError after the capture ended (before reset()).
   void register_capture_state(CaptureHook& state);
+  // The flags the next instantiation uses (torch's by default: InstantiateOptions). Set them
+  // before capture_end (which instantiates unless keep_graph) or, for a kept graph, before
+  // instantiate() or the first replay(); they last across reset(). Makes no CUDA call.
+  // @param options the instantiation flags.
+  // @throws StateError once the graph is instantiated (reset() first).
+  void set_instantiate_options(const InstantiateOptions& options);
+  // @return the flags the graph was or will be instantiated with.
+  [[nodiscard]] InstantiateOptions instantiate_options() const;
   // Instantiates a kept graph; no-op when already instantiated.
   // Synchronous on the host; queues no work.
   // @throws StateError without a captured graph, or while capturing.
-  // @throws CudaError from cudaGraphInstantiate.
+  // @throws CudaError from cudaGraphInstantiateWithFlags.
   void instantiate();
   // Launches the graph on `stream` (left out: the current stream of the graph's device),
   // instantiating a kept graph first. Stream ordering: the replay runs after the work queued

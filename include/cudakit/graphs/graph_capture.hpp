@@ -36,6 +36,9 @@ struct CaptureOptions {
   CaptureErrorMode capture_error_mode = CaptureErrorMode::global;
   // Record mark_kernels regions for get_kernel_annotations().
   bool enable_annotations = false;
+  // When given, the graph's instantiation flags (Graph::set_instantiate_options) for this
+  // capture; left out, the graph keeps its own (torch's by default).
+  std::optional<InstantiateOptions> instantiate{};
 };
 
 // A scope that captures the work queued on its stream into a Graph (torch.cuda.graph). Stream

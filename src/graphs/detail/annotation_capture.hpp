@@ -27,8 +27,9 @@ class AnnotationCapture {
   // The last attribution, at capture end; the capture stops being active.
   void finish() noexcept;
   // Instantiates `graph` and records the annotations of the executable graph's nodes under the
-  // ids of the current mechanism. @throws CudaError from cudaGraphInstantiate.
-  cudaGraphExec_t instantiate(cudaGraph_t graph);
+  // ids of the current mechanism. `flags`: cudaGraphInstantiateFlags bits (InstantiateOptions).
+  // @throws CudaError from cudaGraphInstantiateWithFlags.
+  cudaGraphExec_t instantiate(cudaGraph_t graph, unsigned long long flags);
 
   [[nodiscard]] std::size_t annotated_nodes() const noexcept { return annotated_.size(); }
 
