@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include "cudakit/core/current_stream.hpp"
+#include "cudakit/core/device.hpp"
 #include "cudakit/core/event.hpp"
 #include "cudakit/core/stream.hpp"
 #include "cudakit/core/trace_hooks.hpp"
@@ -94,10 +95,26 @@ void BM_EventTiming_raw(benchmark::State& state) {
 }
 BENCHMARK(BM_EventTiming_raw);
 
+// Note [One stream for both sides of a launch row]
+// The launch rows ran each variant on a stream created for it. On 2026-12-05 (H200) cudakit's
+// current-stream loop was bimodal, 3.4 or 4.4 us a launch from one repetition to the next, while
+// the raw loop beside it held 3.4 (notes/performance-rows.md), and the two loops differ only by a
+// thread-local read. Which hardware queue a new stream lands on is the driver's choice, so the
+// stream itself is a variable between the two sides. The launch loops therefore share one stream,
+// made once, so that a row compares the code around the launch and nothing else.
+cudaStream_t launch_stream() {
+  static const cudaStream_t stream = [] {
+    cudaStream_t s = nullptr;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    return s;
+  }();
+  return stream;
+}
+
 // Host-side cost of launching an empty kernel on the current stream (queue kept from filling
 // by a sync every 256 launches), through cudakit's current-stream lookup vs a raw handle.
 void BM_EmptyKernelLaunch_cudakit_current_stream(benchmark::State& state) {
-  cudakit::Stream s;
+  const cudakit::StreamRef s(launch_stream(), cudakit::current_device());
   cudakit::set_current_stream(s);
   int n = 0;
   for (auto _ : state) {
@@ -109,18 +126,16 @@ void BM_EmptyKernelLaunch_cudakit_current_stream(benchmark::State& state) {
 }
 BENCHMARK(BM_EmptyKernelLaunch_cudakit_current_stream);
 
-// `launch(stream)` on a raw stream of its own, the queue kept from filling by a sync every 256.
+// `launch(stream)` on the launch rows' shared stream, the queue kept from filling by a sync every 256.
 template <class Launch>
 void launch_loop(benchmark::State& state, Launch launch) {
-  cudaStream_t s;
-  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  const cudaStream_t s = launch_stream();
   int n = 0;
   for (auto _ : state) {
     launch(s);
     if (++n % 256 == 0) cudaStreamSynchronize(s);
   }
   cudaStreamSynchronize(s);
-  cudaStreamDestroy(s);
 }
 
 void BM_EmptyKernelLaunch_raw(benchmark::State& state) { launch_loop(state, cudakit::bench::launch_empty); }
