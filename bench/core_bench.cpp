@@ -166,6 +166,23 @@ void BM_LaunchKernel_listened(benchmark::State& state) {
 }
 BENCHMARK(BM_LaunchKernel_listened);
 
+// Asking whether an idle stream has work left: the caching allocator's look at a stream whose
+// frees another stream wants (CudaStreamEvents::idle, Note [Memory across streams]) is this
+// call, and the trace replays make one every 11 to 25 operations (probe/event_costs.cpp).
+void BM_StreamQueryIdle_cudakit(benchmark::State& state) {
+  const cudakit::StreamRef s(launch_stream(), cudakit::current_device());
+  s.synchronize();
+  for (auto _ : state) benchmark::DoNotOptimize(s.query());
+}
+BENCHMARK(BM_StreamQueryIdle_cudakit);
+
+void BM_StreamQueryIdle_raw(benchmark::State& state) {
+  const cudaStream_t s = launch_stream();
+  cudaStreamSynchronize(s);
+  for (auto _ : state) benchmark::DoNotOptimize(cudaStreamQuery(s));
+}
+BENCHMARK(BM_StreamQueryIdle_raw);
+
 // Launch + wait for one empty kernel: the round-trip latency.
 void BM_EmptyKernelRoundTrip_cudakit(benchmark::State& state) {
   cudakit::Stream s;
