@@ -660,7 +660,7 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     history.trace(TraceEntry::Action::free_requested, b->ptr, b->size, s.stream, b->frames);
     // A lent block's every use is on other streams than s's, which its free waits for: it is
     // then free for all. See Note [Memory across streams].
-    b->freed_at = b->borrower ? 0 : s.marks.stamp();
+    b->freed_at = b->borrower ? 0 : s.marks.stamp_use();
   }
 
   void deallocate_in(Shard& s, void* ptr) {

@@ -19,6 +19,20 @@ class [[gnu::visibility("hidden")]] StreamMarks {
   // that read the previous index was queued before the event: See Note [Memory across
   // streams].)
   [[nodiscard]] std::uint64_t stamp() const noexcept { return recorded_.load(std::memory_order_seq_cst) + 1; }
+  // stamp() for something that waits on the next mark (a free, a lent block's return): the
+  // stream then has something for a mark to cover (See Note [A mark with nothing to cover]).
+  [[nodiscard]] std::uint64_t stamp_use() noexcept {
+    const std::uint64_t stamp = recorded_.load(std::memory_order_seq_cst) + 1;
+    // After reading recorded_: a stamp read before the next mark takes its index is covered by
+    // that mark; one read after finds the flag cleared by it, and sets it again.
+    if (!stamped_since_mark_.load(std::memory_order_seq_cst)) stamped_since_mark_.store(true, std::memory_order_seq_cst);
+    return stamp;
+  }
+  // Whether a look at the stream could tell anything new: a mark is in flight, or something was
+  // stamped since the last mark was taken (called with the shard's lock held).
+  [[nodiscard]] bool has_news_to_find() const noexcept {
+    return in_flight_ || stamped_since_mark_.load(std::memory_order_seq_cst);
+  }
   // The work queued before a free stamped `stamp` has finished.
   [[nodiscard]] bool covers(std::uint64_t stamp) const noexcept {
     return stamp <= completed_.load(std::memory_order_acquire);
@@ -40,6 +54,7 @@ class [[gnu::visibility("hidden")]] StreamMarks {
     }
     if (!may_touch_stream) return false;
     if (events.capturing(stream)) return false;  // neither a query nor an event is allowed there
+    stamped_since_mark_.store(false, std::memory_order_seq_cst);  // before the index: stamp_use()
     const std::uint64_t index = recorded_.fetch_add(1, std::memory_order_seq_cst) + 1;
     if (events.idle(stream)) {
       complete(index);
@@ -69,6 +84,7 @@ class [[gnu::visibility("hidden")]] StreamMarks {
   }
   std::atomic<std::uint64_t> recorded_{0};   // the last mark's index
   std::atomic<std::uint64_t> completed_{0};  // the last mark known complete
+  std::atomic<bool> stamped_since_mark_{false};  // stamp_use() since the last mark took its index
   StreamEvents::Token token_ = 0;
   std::uint64_t token_index_ = 0;
   bool in_flight_ = false;
