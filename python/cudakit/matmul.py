@@ -361,26 +361,82 @@ _routing_depth = 0
 _routing_library = None
 
 
+# Note [Routed products' plans]
+# A routed product's host time is torch's dispatcher, the Python kernel, the plan and the bound
+# call; the plan (_plan: checks, layouts, the 29 arguments) was about 5.5 us of Python in a 7.5 us
+# kernel (host, torch's CPU build, the GEMM call left out). A model runs the same few layouts over
+# and over, so the arguments are kept per layout (dtypes, device, shapes, strides, the bias's
+# stride, TF32 for float32) with only the pointers and the stream filled in per call, and the
+# stream read with torch._C._cuda_getCurrentRawStream (what torch's own generated code calls)
+# instead of a Stream object. Only plans that made no copy are kept (an operand that was neither
+# row- nor column-major was made contiguous: its pointer is not the tensor's); the table holds at
+# most _ROUTE_PLANS_MAX layouts and starts again when full (sequence lengths vary in a server).
+_ROUTE_PLANS_MAX = 4096
+_route_plans: dict = {}
+_NO_PLAN = object()
+# The positions of the per-call values in _cudakit._gemm's arguments (see _plan's return).
+_ARG_A, _ARG_B, _ARG_OUT, _ARG_BIAS, _ARG_STREAM = 6, 8, 10, 20, 24
+
+
+def _raw_stream(device):
+    torch = _torch()
+    get = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return get(device) if get is not None else torch.cuda.current_stream(device).cuda_stream
+
+
+def _route_product(a, b, bias):
+    """a @ b (+ bias) through cudakit for a routed product, or None when cudakit does not take it."""
+    torch = _torch()
+    tf32 = torch.backends.cuda.matmul.allow_tf32 if a.dtype is torch.float32 else None
+    key = (a.dtype, a.device, a.shape, a.stride(), b.shape, b.stride(), None if bias is None else bias.stride(), tf32)
+    plan = _route_plans.get(key)
+    if plan is None:
+        try:
+            out, args = _plan(a, b, bias, None, None, None, None, None)
+        except ValueError:
+            _remember_route_plan(key, _NO_PLAN)
+            return None
+        if args is not None and args[_ARG_A] == b.data_ptr() and args[_ARG_B] == a.data_ptr() and \
+                (bias is None or args[_ARG_BIAS] == bias.data_ptr()):
+            _remember_route_plan(key, (tuple(out.shape), out.dtype, list(args)))
+        if args is not None:
+            _cudakit._gemm(*args)
+        return out
+    if plan is _NO_PLAN:
+        return None
+    shape, dtype, template = plan
+    out = torch.empty(shape, dtype=dtype, device=a.device)
+    args = template.copy()
+    args[_ARG_A], args[_ARG_B], args[_ARG_OUT] = b.data_ptr(), a.data_ptr(), out.data_ptr()
+    if bias is not None:
+        args[_ARG_BIAS] = bias.data_ptr()
+    args[_ARG_STREAM] = _raw_stream(a.device.index)
+    _cudakit._gemm(*args)
+    return out
+
+
+def _remember_route_plan(key, plan):
+    if len(_route_plans) >= _ROUTE_PLANS_MAX:
+        _route_plans.clear()
+    _route_plans[key] = plan
+
+
 def _routed_mm(a, b):
     if _takes(a, b) and a.ndim == 2 and b.ndim == 2:
-        try:
-            out = matmul(a, b)
+        out = _route_product(a, b, None)
+        if out is not None:
             _count()
             return out
-        except ValueError:
-            pass  # a product cudakit does not take: torch's own below
     out = _torch().empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
     return _torch().ops.aten.mm.out(a, b, out=out)
 
 
 def _routed_bmm(a, b):
-    if _takes(a, b):
-        try:
-            out = matmul(a, b)
+    if _takes(a, b) and a.ndim == 3 and b.ndim == 3:
+        out = _route_product(a, b, None)
+        if out is not None:
             _count()
             return out
-        except ValueError:
-            pass
     out = _torch().empty((a.shape[0], a.shape[1], b.shape[2]), dtype=a.dtype, device=a.device)
     return _torch().ops.aten.bmm.out(a, b, out=out)
 
@@ -388,12 +444,10 @@ def _routed_bmm(a, b):
 def _routed_addmm(bias, a, b, *, beta=1, alpha=1):
     if beta == 1 and alpha == 1 and _takes(a, b, bias) and bias.ndim == 1 and a.ndim == 2 and b.ndim == 2 \
             and bias.shape[0] == b.shape[1]:
-        try:
-            out = matmul(a, b, bias=bias)
+        out = _route_product(a, b, bias)
+        if out is not None:
             _count()
             return out
-        except ValueError:
-            pass
     out = _torch().empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
     return _torch().ops.aten.addmm.out(bias, a, b, beta=beta, alpha=alpha, out=out)
 
