@@ -385,7 +385,8 @@ def _raw_stream(device):
 
 
 def _route_product(a, b, bias):
-    """a @ b (+ bias) through cudakit for a routed product, or None when cudakit does not take it."""
+    """a @ b (+ bias) through cudakit for a routed product (counted), or None when cudakit does not
+    take it."""
     torch = _torch()
     tf32 = torch.backends.cuda.matmul.allow_tf32 if a.dtype is torch.float32 else None
     key = (a.dtype, a.device, a.shape, a.stride(), b.shape, b.stride(), None if bias is None else bias.stride(), tf32)
@@ -401,6 +402,7 @@ def _route_product(a, b, bias):
             _remember_route_plan(key, (tuple(out.shape), out.dtype, list(args)))
         if args is not None:
             _cudakit._gemm(*args)
+        _count()
         return out
     if plan is _NO_PLAN:
         return None
@@ -412,6 +414,7 @@ def _route_product(a, b, bias):
         args[_ARG_BIAS] = bias.data_ptr()
     args[_ARG_STREAM] = _raw_stream(a.device.index)
     _cudakit._gemm(*args)
+    _count()
     return out
 
 
@@ -425,7 +428,6 @@ def _routed_mm(a, b):
     if _takes(a, b) and a.ndim == 2 and b.ndim == 2:
         out = _route_product(a, b, None)
         if out is not None:
-            _count()
             return out
     out = _torch().empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
     return _torch().ops.aten.mm.out(a, b, out=out)
@@ -435,7 +437,6 @@ def _routed_bmm(a, b):
     if _takes(a, b) and a.ndim == 3 and b.ndim == 3:
         out = _route_product(a, b, None)
         if out is not None:
-            _count()
             return out
     out = _torch().empty((a.shape[0], a.shape[1], b.shape[2]), dtype=a.dtype, device=a.device)
     return _torch().ops.aten.bmm.out(a, b, out=out)
@@ -446,7 +447,6 @@ def _routed_addmm(bias, a, b, *, beta=1, alpha=1):
             and bias.shape[0] == b.shape[1]:
         out = _route_product(a, b, bias)
         if out is not None:
-            _count()
             return out
     out = _torch().empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
     return _torch().ops.aten.addmm.out(bias, a, b, beta=beta, alpha=alpha, out=out)
