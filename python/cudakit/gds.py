@@ -63,7 +63,7 @@ class SafetensorsLoad(NamedTuple):
 
 
 def load_safetensors(filename: str | os.PathLike, device="cpu", *, dtype=None, dtypes: dict | None = None,
-                     raw: bool = False, stream=None, **options) -> SafetensorsLoad:
+                     raw: bool = False, map_cached: bool = True, stream=None, **options) -> SafetensorsLoad:
     """Every tensor of a safetensors file on `device` ("cpu", "cuda", "cuda:N"), each read
     straight into its array by one batched GdsFile load; with the file's metadata and the
     load's IoReport. A malformed file raises ValueError naming what is wrong and where.
@@ -74,10 +74,13 @@ def load_safetensors(filename: str | os.PathLike, device="cpu", *, dtype=None, d
     dtype: float16/bfloat16/float32/float64 tensors are converted to it (FP8, integer, bool and
     complex ones keep theirs); dtypes: {name: dtype} converts single tensors. raw: tensors of a
     dtype cudakit lacks (F6_*, the FNUZ FP8 formats) load as 1-D uint8 arrays of their bytes,
-    listed in .raw, instead of refusing the file."""
+    listed in .raw, instead of refusing the file. map_cached: on the host, a file whose tensor bytes
+    the page cache holds whole is mapped (copy-on-write) instead of copied, as safetensors' own
+    loader does; the report's path is then "mapped". The file must not be truncated while such
+    arrays live (cudakit's saves replace it instead)."""
     path = os.fspath(filename)
     tensors, metadata, report, raw_entries = _cudakit._gds_load_safetensors(
-        path, device, stream, dtype, dtypes, raw, path.endswith(".index.json"), **options)
+        path, device, stream, dtype, dtypes, raw, path.endswith(".index.json"), map_cached, **options)
     return SafetensorsLoad(tensors, metadata, report, raw_entries)
 
 

@@ -61,7 +61,7 @@ const char* direction_name(gds::IoDirection d) { return d == gds::IoDirection::l
 
 nb::dict statistics_dict(const gds::IoStatistics& s) {
   nb::dict d;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < gds::kIoPathCount; ++i) {
     const auto path = static_cast<gds::IoPath>(i);
     nb::dict per;
     per["calls"] = s.of(path).calls;
@@ -240,7 +240,7 @@ void bind_gds(nb::module_& m) {
       }, nb::arg("tensors"), nb::arg("filename"), nb::arg("metadata") = std::map<std::string, std::string>{},
       nb::arg("atomic") = false, nb::arg("fsync") = false, nb::arg("stream").none() = nb::none(), nb::arg("options"));
   m.def("_gds_load_safetensors", [](const std::string& filename, nb::handle device, const PyStream* s, nb::handle dtype,
-                                    nb::handle dtypes, bool raw, bool index, const nb::kwargs& options) {
+                                    nb::handle dtypes, bool raw, bool index, bool map_cached, const nb::kwargs& options) {
         const tensor::Device target = parse_device(device);
         const gds::GdsOptions parsed = options_from(options);
         gds::SafetensorsReadOptions read;
@@ -249,6 +249,7 @@ void bind_gds(nb::module_& m) {
           for (auto [name, to] : nb::cast<nb::dict>(dtypes)) read.dtypes[nb::cast<std::string>(name)] = parse_dtype(to);
         }
         read.raw_unknown_dtypes = raw;
+        read.map_cached_host_file = map_cached;
         gds::SafetensorsLoad loaded;
         {
           nb::gil_scoped_release unlocked;
@@ -262,7 +263,7 @@ void bind_gds(nb::module_& m) {
         return nb::make_tuple(arrays, loaded.metadata, loaded.report, raw_entries);
       }, nb::arg("filename"), nb::arg("device").none() = "cpu", nb::arg("stream").none() = nb::none(),
       nb::arg("dtype").none() = nb::none(), nb::arg("dtypes").none() = nb::none(), nb::arg("raw") = false,
-      nb::arg("index") = false, nb::arg("options"));
+      nb::arg("index") = false, nb::arg("map_cached") = true, nb::arg("options"));
   m.def("_gds_parse_safetensors_header", [](nb::bytes data, std::optional<std::uint64_t> file_size) {
         return header_dict(gds::parse_safetensors_header(std::string_view(data.c_str(), data.size()), file_size));
       }, nb::arg("data"), nb::arg("file_size").none() = nb::none(),

@@ -12,7 +12,7 @@ import cudakit
 from conftest import requires_gpu
 from cudakit.gds import GdsFile
 
-PATHS = {"cufile_direct", "cufile_compat", "cudakit_odirect", "buffered"}
+PATHS = {"cufile_direct", "cufile_compat", "cudakit_odirect", "buffered", "mapped"}
 
 
 def test_host_array_save_and_load_round_trip(tmp_path):
@@ -131,6 +131,26 @@ def test_safetensors_round_trip_on_the_host(tmp_path):
     parsed = cudakit.gds.read_safetensors_header(path)
     assert [t["name"] for t in parsed["tensors"]] == ["bias", "half", "weight"]
     assert parsed["tensors"][2]["shape"] == (3, 4) and parsed["tensors"][2]["cudakit_dtype"] == "float32"
+
+
+def test_a_cached_file_loads_on_the_host_as_its_pages(tmp_path):
+    """A file in the page cache (just written) loads on the host mapped, as safetensors' loader
+    does: the report says so, a write to an array stays in the process, and a save over the file
+    replaces it, leaving the mapped arrays their old bytes."""
+    path = tmp_path / "cached.safetensors"
+    cudakit.gds.save_file({"w": cudakit.arange(16, device="cpu"), "u": cudakit.ones([1024], device="cpu")}, path)
+    before = path.read_bytes()
+    loaded = cudakit.gds.load_safetensors(path, "cpu")
+    assert loaded.report.path == "mapped" and loaded.report.bytes == 64 + 4096
+    w = loaded.tensors["w"]
+    assert w.tolist() == list(range(16))
+    w.fill_(3)
+    assert w.tolist() == [3.0] * 16 and path.read_bytes() == before
+    cudakit.gds.save_file({"v": cudakit.zeros([2], device="cpu")}, path)  # replaced, not truncated
+    assert w.tolist() == [3.0] * 16 and list(cudakit.gds.load_file(path)) == ["v"]
+    assert loaded.tensors["u"].tolist() == [1.0] * 1024  # pages never written: still the old file's
+    copied = cudakit.gds.load_safetensors(path, "cpu", map_cached=False)
+    assert copied.report.path != "mapped" and copied.tensors["v"].tolist() == [0.0, 0.0]
 
 
 def test_atomic_save_replaces_the_file_and_leaves_nothing_beside_it(tmp_path):

@@ -21,6 +21,7 @@
 #include "cudakit/gds/io_tuning.hpp"
 #include "gds/detail/cuda_staging_copier.hpp"
 #include "gds/detail/cufile_driver.hpp"
+#include "gds/detail/mapped_file.hpp"
 
 namespace cudakit::gds {
 namespace {
@@ -67,6 +68,11 @@ std::string describe_flags(int flags) {
 
 GdsFile::GdsFile(std::filesystem::path path, int flags, GdsOptions options) : options_(options) {
   file_.path = std::move(path);
+  if ((flags & O_TRUNC) != 0 && detail::is_mapped(file_.path)) {  // See Note [Host loads of cached files].
+    throw InvalidArgumentError("GdsFile", concat("will not truncate ", file_.path.string(),
+                                                 ": host tensors of a load still map its pages, and would fault; "
+                                                 "save it atomically (a new file renamed over it) or drop them first"));
+  }
   buffered_ = memory::FileDescriptor(::open(file_.path.c_str(), flags | O_CLOEXEC, 0644));
   if (!buffered_) {
     const int error = errno;

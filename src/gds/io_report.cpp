@@ -11,6 +11,7 @@ const char* to_string(IoPath path) noexcept {
     case IoPath::cufile_compat: return "cufile_compat";
     case IoPath::cudakit_odirect: return "cudakit_odirect";
     case IoPath::buffered: return "buffered";
+    case IoPath::mapped: return "mapped";
   }
   return "unknown";
 }

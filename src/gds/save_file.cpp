@@ -12,6 +12,7 @@
 #include "cudakit/core/detail/concat.hpp"
 #include "cudakit/gds/io_error.hpp"
 #include "cudakit/memory/file_descriptor.hpp"
+#include "gds/detail/mapped_file.hpp"
 
 namespace cudakit::gds {
 namespace {
@@ -36,7 +37,9 @@ void sync_folder(const std::filesystem::path& folder) {
 template <class Items>
 IoReport save_whole_file(const std::filesystem::path& path, Items items, SaveOptions save,
                          GdsOptions options, OptionalStream stream) {
-  if (!save.atomic) {
+  // A file whose pages host tensors map is replaced, never truncated under them (See Note [Host
+  // loads of cached files]).
+  if (!save.atomic && !detail::is_mapped(path)) {
     options.fsync = options.fsync || save.fsync;
     GdsFile file(path, O_RDWR | O_CREAT | O_TRUNC, options);
     return file.save_batch(items, stream);

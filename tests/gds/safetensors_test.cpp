@@ -3,9 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+
 #include <string>
+#include <vector>
 
 #include "cudakit/core/error.hpp"
+#include "cudakit/gds/gds_file.hpp"
+#include "cudakit/tensor/storage.hpp"
 #include "cudakit/tensor/factories.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/test_files.hpp"
@@ -92,6 +97,86 @@ TEST(Safetensors, SavedCheckpointLoadsBackOnTheHost) {
   EXPECT_EQ(loaded.tensors.at("bias").to_vector<std::int64_t>(), tensors.at("bias").to_vector<std::int64_t>());
   EXPECT_EQ(loaded.tensors.at("empty").numel(), 0);
   EXPECT_EQ(loaded.report.bytes, 2456u);
+}
+
+// A file just written is in the page cache: a host load maps it (See Note [Host loads of cached
+// files]), and writes to its tensors stay in the process.
+TEST(Safetensors, ACachedFileLoadsOnTheHostAsItsPagesAndWritesStayPrivate) {
+  cudakit::testing::ScratchDir dir;
+  const auto path = dir.path() / "cached.safetensors";
+  const std::map<std::string, tensor::Tensor> tensors{
+      {"w", tensor::arange(0.0, 64.0, 1.0, {.dtype = tensor::DType::float32}).view({8, 8})},
+      {"i", tensor::arange(5.0, {.dtype = tensor::DType::int64})}};
+  (void)save_safetensors(path, tensors);
+  const std::string before = cudakit::testing::read_file(path);
+  {
+    const SafetensorsLoad loaded = load_safetensors(path, tensor::Device::cpu());
+    EXPECT_EQ(loaded.report.path, IoPath::mapped) << loaded.report.to_string();
+    EXPECT_EQ(loaded.report.bytes, 256u + 40u);
+    EXPECT_EQ(loaded.report.requests, 2u);
+    EXPECT_TRUE(loaded.tensors.at("w").storage()->is_external());
+    EXPECT_EQ(loaded.tensors.at("w").to_vector<float>(), tensors.at("w").to_vector<float>());
+    EXPECT_EQ(loaded.tensors.at("i").to_vector<std::int64_t>(), tensors.at("i").to_vector<std::int64_t>());
+    tensor::Tensor w = loaded.tensors.at("w");
+    w.fill_(7.0);
+    EXPECT_EQ(w.to_vector<float>(), std::vector<float>(64, 7.0f));
+    EXPECT_EQ(cudakit::testing::read_file(path), before) << "a write to a mapped tensor reached the file";
+    // Converted on load: read from the pages, the file untouched.
+    SafetensorsReadOptions to_double;
+    to_double.dtype = tensor::DType::float64;
+    const SafetensorsLoad converted = load_safetensors(path, tensor::Device::cpu(), to_double);
+    EXPECT_EQ(converted.tensors.at("w").dtype(), tensor::DType::float64);
+    EXPECT_EQ(converted.tensors.at("w").to_vector<double>()[63], 63.0);
+  }
+  SafetensorsReadOptions copy;
+  copy.map_cached_host_file = false;
+  const SafetensorsLoad read = load_safetensors(path, tensor::Device::cpu(), copy);
+  EXPECT_NE(read.report.path, IoPath::mapped) << read.report.to_string();
+  EXPECT_FALSE(read.tensors.at("w").storage()->is_external());
+  EXPECT_EQ(read.tensors.at("w").to_vector<float>(), tensors.at("w").to_vector<float>());
+}
+
+// A tensor whose bytes sit off its element size's alignment in the file is read, the others mapped.
+TEST(Safetensors, AMisalignedTensorOfACachedFileIsRead) {
+  cudakit::testing::ScratchDir dir;
+  const auto path = dir.path() / "odd.safetensors";
+  std::string json = R"({"a":{"dtype":"U8","shape":[3],"data_offsets":[0,3]},"b":{"dtype":"F32","shape":[2],"data_offsets":[3,11]}})";
+  json.append((8 - json.size() % 8) % 8, ' ');
+  const float values[2] = {1.5f, -2.25f};
+  std::string data = "xyz" + std::string(reinterpret_cast<const char*>(values), sizeof values);
+  cudakit::testing::write_file(path, with_length(json) + data);
+  const SafetensorsLoad loaded = load_safetensors(path, tensor::Device::cpu());
+  EXPECT_TRUE(loaded.tensors.at("a").storage()->is_external());
+  EXPECT_FALSE(loaded.tensors.at("b").storage()->is_external());
+  EXPECT_EQ(loaded.tensors.at("b").to_vector<float>(), (std::vector<float>{1.5f, -2.25f}));
+  EXPECT_EQ(loaded.tensors.at("a").to_vector<std::uint8_t>(), (std::vector<std::uint8_t>{'x', 'y', 'z'}));
+  EXPECT_EQ(loaded.report.bytes, 11u);
+  EXPECT_NE(loaded.report.note.find("1 tensor(s), 3 bytes, mapped"), std::string::npos) << loaded.report.note;
+}
+
+// While host tensors map a file, cudakit never truncates it: a save replaces it (the tensors keep
+// the old bytes), and GdsFile refuses O_TRUNC; once they are gone, both are as before.
+TEST(Safetensors, AMappedFileIsReplacedNeverTruncated) {
+  cudakit::testing::ScratchDir dir;
+  const auto path = dir.path() / "live.safetensors";
+  (void)save_safetensors(path, {{"x", tensor::full({1024}, 1.0, {.dtype = tensor::DType::float32})}});
+  {
+    const SafetensorsLoad old = load_safetensors(path, tensor::Device::cpu());
+    ASSERT_EQ(old.report.path, IoPath::mapped);
+    (void)save_safetensors(path, {{"y", tensor::full({4}, 2.0, {.dtype = tensor::DType::float32})}});
+    EXPECT_EQ(old.tensors.at("x").to_vector<float>(), std::vector<float>(1024, 1.0f)) << "the old pages stay";
+    EXPECT_EQ(load_safetensors(path, tensor::Device::cpu()).tensors.at("y").to_vector<float>(),
+              std::vector<float>(4, 2.0f));
+    const SafetensorsLoad again = load_safetensors(path, tensor::Device::cpu());
+    try {
+      GdsFile truncating(path, O_RDWR | O_TRUNC);
+      ADD_FAILURE() << "truncated a mapped file";
+    } catch (const InvalidArgumentError& error) {
+      EXPECT_NE(std::string(error.what()).find("will not truncate"), std::string::npos) << error.what();
+    }
+  }
+  GdsFile truncating(path, O_RDWR | O_TRUNC);  // nothing maps it now
+  EXPECT_EQ(truncating.size(), 0u);
 }
 
 TEST(Safetensors, TruncatedCheckpointIsRefusedNamingThePath) {

@@ -234,6 +234,9 @@ class GdsFile {
   [[nodiscard]] const std::string& file_system() const noexcept { return file_system_; }
   // @return the engine's settings for this file (its file system's defaults and the options).
   [[nodiscard]] const IoTuning& tuning() const noexcept { return tuning_; }
+  // The descriptor without O_DIRECT (for fstat or mmap), valid while this GdsFile lives.
+  // @return the descriptor
+  [[nodiscard]] int descriptor() const noexcept { return file_.buffered_fd; }
   // Whether an O_DIRECT descriptor is open.
   // @return true where the file system took O_DIRECT (and options allowed it)
   [[nodiscard]] bool o_direct() const noexcept { return file_.direct_fd >= 0; }

@@ -7,15 +7,20 @@
 
 namespace cudakit::gds {
 
-// The mechanism that moved a transfer's bytes. See Note [Four paths] in gds/gds_file.hpp.
+// The mechanism that moved a transfer's bytes. See Note [Four paths] in gds/gds_file.hpp, and for
+// `mapped` Note [Host loads of cached files] in src/gds/mapped_file.cpp.
 enum class IoPath : std::uint8_t {
   cufile_direct,    // cuFile with nvidia-fs: DMA between the file system and device memory
   cufile_compat,    // cuFile without nvidia-fs: libcufile's own POSIX compatibility mode
   cudakit_odirect,  // cudakit's engine: parallel O_DIRECT I/O through pinned bounce buffers
   buffered,         // cudakit's engine through the page cache (see IoReport::note for why)
+  mapped,           // host tensors that are the file's page-cache pages, mapped: no byte copied
 };
 
-// "cufile_direct", "cufile_compat", "cudakit_odirect", "buffered".
+// How many IoPath values there are.
+inline constexpr int kIoPathCount = 5;
+
+// "cufile_direct", "cufile_compat", "cudakit_odirect", "buffered", "mapped".
 // @param path the path
 // @return its name (a static string)
 [[nodiscard]] const char* to_string(IoPath path) noexcept;
@@ -55,7 +60,7 @@ struct IoStatistics {
     std::size_t bytes = 0;  // their payload bytes
     double seconds = 0.0;  // their wall time
   };
-  PerPath by_path[4];  // indexed by IoPath
+  PerPath by_path[kIoPathCount];  // indexed by IoPath
   std::size_t loads = 0;  // load calls, all paths
   std::size_t saves = 0;  // save calls, all paths
 

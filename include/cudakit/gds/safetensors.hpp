@@ -85,6 +85,14 @@ struct SafetensorsReadOptions {
   // A tensor whose dtype cudakit lacks (F6_*, the FNUZ FP8 formats) loads as its bytes: a 1-D
   // uint8 tensor, its entry in SafetensorsLoad::raw. Without it, such a file is refused.
   bool raw_unknown_dtypes = false;
+  // A host load of a file whose tensor bytes the page cache holds (as far as 256 pages spread over
+  // them tell) maps the file (private,
+  // copy-on-write) instead of copying it, as safetensors' loader does: those tensors are the
+  // cached pages (a conversion reads them), and the report's path is IoPath::mapped. Tensors whose
+  // bytes are not aligned to their element size are still read. While such tensors live, the
+  // file must not be truncated (cudakit's saves replace it instead; another program's truncation
+  // makes reading them fault). See Note [Host loads of cached files].
+  bool map_cached_host_file = true;
 };
 
 // Loads every tensor of a safetensors file onto `device` (cpu or cuda), each read straight into
