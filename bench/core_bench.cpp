@@ -96,11 +96,11 @@ void BM_EventTiming_raw(benchmark::State& state) {
 BENCHMARK(BM_EventTiming_raw);
 
 // Note [One stream for both sides of a launch row]
-// The launch rows ran each variant on a stream created for it. On 2026-12-05 (H200) cudakit's
-// current-stream loop was bimodal, 3.4 or 4.4 us a launch from one repetition to the next, while
-// the raw loop beside it held 3.4 (notes/performance-rows.md), and the two loops differ only by a
-// thread-local read. Which hardware queue a new stream lands on is the driver's choice, so the
-// stream itself is a variable between the two sides. The launch loops therefore share one stream,
+// The launch rows ran each variant on a stream created for it. On 2026-12-05 cudakit's
+// current-stream loop was bimodal from one repetition to the next while the raw loop beside it
+// held steady (notes/performance-rows.md), and the two loops differ only by a thread-local read.
+// Which hardware queue a new stream lands on is the driver's choice, so the stream itself is a
+// variable between the two sides. The launch loops therefore share one stream,
 // made once, so that a row compares the code around the launch and nothing else.
 cudaStream_t launch_stream() {
   static const cudaStream_t stream = [] {
@@ -168,7 +168,7 @@ BENCHMARK(BM_LaunchKernel_listened);
 
 // Asking whether an idle stream has work left: the caching allocator's look at a stream whose
 // frees another stream wants (CudaStreamEvents::idle, Note [Memory across streams]) is this
-// call, and the trace replays make one every 11 to 25 operations (probe/event_costs.cpp).
+// call; how often the trace replays make it: notes/allocator.md (probe/event_costs.cpp).
 void BM_StreamQueryIdle_cudakit(benchmark::State& state) {
   const cudakit::StreamRef s(launch_stream(), cudakit::current_device());
   s.synchronize();

@@ -344,8 +344,8 @@ def _takes(*tensors) -> bool:
 # dispatch key while a block is open, so that only those three operations reach Python; every other
 # ATen operation of a forward pass (norms, rotary embeddings, softmax, views) stays in C++. A
 # TorchDispatchMode, the first design, sees every operation of the block through a Python call:
-# a forward pass of a few hundred operations paid that many round trips (the model forward ran
-# 0.965x and 0.907x plain torch on 2026-12-05, outputs equal to the bit, see notes/tunable.md).
+# a forward pass of a few hundred operations paid that many round trips, and the routed forward
+# ran slower than plain torch with outputs equal to the bit (notes/tunable.md).
 # Registering at the CUDA key sits below autograd and autocast, so gradients, mixed precision and
 # inference mode are torch's. A product cudakit does not take goes to torch's own kernel through the
 # op's out= overload (aten::mm.out and the others), which is not overridden: no recursion, and no
@@ -363,8 +363,8 @@ _routing_library = None
 
 # Note [Routed products' plans]
 # A routed product's host time is torch's dispatcher, the Python kernel, the plan and the bound
-# call; the plan (_plan: checks, layouts, the 29 arguments) was about 5.5 us of Python in a 7.5 us
-# kernel (host, torch's CPU build, the GEMM call left out). A model runs the same few layouts over
+# call; the plan (_plan: checks, layouts, the 29 arguments) was most of the Python kernel's time
+# (notes/tunable.md). A model runs the same few layouts over
 # and over, so the arguments are kept per layout (dtypes, device, shapes, strides, the bias's
 # stride, TF32 for float32) with only the pointers and the stream filled in per call, and the
 # stream read with torch._C._cuda_getCurrentRawStream (what torch's own generated code calls)

@@ -234,7 +234,7 @@ void Graph::register_capture_state(CaptureHook& state) {
 // Note [Instantiation flags]
 // torch 2.11's CUDAGraph::instantiate passes cudaGraphInstantiateFlagAutoFreeOnLaunch |
 // cudaGraphInstantiateFlagUseNodePriority; cudakit passed none until 2026-12-05, when its replay
-// of an 8-kernel graph took about 0.5 us more host time than torch's (notes/performance-rows.md).
+// of an 8-kernel graph took more host time than torch's (notes/performance-rows.md).
 // Both flags are behaviour, not only speed: the first lets a graph that allocated through
 // stream-ordered allocation nodes be replayed again without freeing first, the second keeps each
 // kernel at its captured priority whatever stream a replay is launched on. Matching torch makes a

@@ -76,8 +76,7 @@ namespace cudakit::memory::detail {
 // lent block's return) was stamped since the last mark and waits for one. Otherwise every stamp
 // handed out is already covered or covered by the mark in flight, and the look is skipped. The
 // lending decisions are those of always looking (a mark over nothing changes no covers()), with
-// fewer driver calls: replaying serve_8t on the host backend (probe/event_costs.cpp) asked 91.4
-// idle queries per 1,000 operations before, the serve traces' reserved bytes unchanged.
+// fewer driver calls (the counts per trace: notes/allocator.md, probe/event_costs.cpp).
 
 // See Note [Memory across streams].
 inline constexpr std::uint32_t kBorrowsBeforeGrowing = 64;
