@@ -314,16 +314,20 @@ def linear(x, weight, bias=None, *, activation=None):
 
 # ---- routing torch's products --------------------------------------------------------------------
 
-_routed = threading.local()
+_routed_lock = threading.Lock()
+_routed_count = 0
 
 
 def routed_calls() -> int:
-    """How many products the calling thread's ``route_torch`` contexts sent to cudakit so far."""
-    return getattr(_routed, "count", 0)
+    """How many products ``route_torch`` sent to cudakit so far, in every thread (the routing is
+    process-wide: a backward pass's products run on torch's autograd threads)."""
+    return _routed_count
 
 
 def _count():
-    _routed.count = getattr(_routed, "count", 0) + 1
+    global _routed_count
+    with _routed_lock:
+        _routed_count += 1
 
 
 def _takes(*tensors) -> bool:
