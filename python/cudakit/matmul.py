@@ -191,9 +191,14 @@ def matmul(a, b, *, bias=None, activation=None, scale_a=None, scale_b=None, out_
     stream (torch's or cudakit's, or a ``cudaStream_t`` as an int) instead of the operands'
     library's current one.
     """
-    if type(a).__name__ == "Array" and type(b).__name__ == "Array" and bias is None and activation is None \
-            and scale_a is None and out is None and out_dtype is None and stream is None:
+    plain = activation is None and scale_a is None and scale_b is None and out is None and out_dtype is None \
+        and stream is None
+    if plain and bias is None and type(a).__name__ == "Array" and type(b).__name__ == "Array":
         return _cudakit._matmul(a, b)
+    if plain and _is_torch(a) and _is_torch(b) and a.is_cuda and (bias is None or _is_torch(bias)):
+        product = _cached_product(a, b, bias)  # a layout seen before: its plan, with new pointers
+        if product is not None:
+            return product
     out, args = _plan(a, b, bias, activation, scale_a, scale_b, out_dtype, out, stream)
     if args is not None:
         _cudakit._gemm(*args)
@@ -368,13 +373,15 @@ _routing_library = None
 # Note [Routed products' plans]
 # A routed product's host time is torch's dispatcher, the Python kernel, the plan and the bound
 # call; the plan (_plan: checks, layouts, the 29 arguments) was most of the Python kernel's time
-# (notes/tunable.md). A model runs the same few layouts over
-# and over, so the arguments are kept per layout (dtypes, device, shapes, strides, the bias's
-# stride, TF32 for float32) with only the pointers and the stream filled in per call, and the
-# stream read with torch._C._cuda_getCurrentRawStream (what torch's own generated code calls)
-# instead of a Stream object. Only plans that made no copy are kept (an operand that was neither
-# row- nor column-major was made contiguous: its pointer is not the tensor's); the table holds at
-# most _ROUTE_PLANS_MAX layouts and starts again when full (sequence lengths vary in a server).
+# (notes/tunable.md), and cudakit.matmul on torch tensors paid it too. A model runs the same few
+# layouts over and over, so the arguments are kept per layout (both operands' and the bias's
+# dtypes, devices, shapes and strides, TF32 for float32) with only the pointers and the stream
+# filled in per call, the stream read with torch._C._cuda_getCurrentRawStream (what torch's own
+# generated code calls) instead of a Stream object. Only plans that made no copy are kept (an
+# operand that was neither row- nor column-major was made contiguous: its pointer is not the
+# tensor's); a layout cudakit refuses is remembered as such, and cudakit.matmul then plans it again
+# to raise its error. The table holds at most _ROUTE_PLANS_MAX layouts and starts again when full
+# (sequence lengths vary in a server).
 _ROUTE_PLANS_MAX = 4096
 _route_plans: dict = {}
 _NO_PLAN = object()
@@ -388,12 +395,13 @@ def _raw_stream(device):
     return get(device) if get is not None else torch.cuda.current_stream(device).cuda_stream
 
 
-def _route_product(a, b, bias):
-    """a @ b (+ bias) through cudakit for a routed product (counted), or None when cudakit does not
-    take it."""
+def _cached_product(a, b, bias):
+    """a @ b (+ bias) of torch CUDA tensors from the plan kept for their layout (Note [Routed
+    products' plans]), or None when cudakit does not take the product."""
     torch = _torch()
     tf32 = torch.backends.cuda.matmul.allow_tf32 if a.dtype is torch.float32 else None
-    key = (a.dtype, a.device, a.shape, a.stride(), b.shape, b.stride(), None if bias is None else bias.stride(), tf32)
+    key = (a.dtype, b.dtype, a.device, b.device, a.shape, a.stride(), b.shape, b.stride(),
+           None if bias is None else (bias.dtype, bias.device, bias.shape, bias.stride()), tf32)
     plan = _route_plans.get(key)
     if plan is None:
         try:
@@ -406,7 +414,6 @@ def _route_product(a, b, bias):
             _remember_route_plan(key, (tuple(out.shape), out.dtype, list(args)))
         if args is not None:
             _cudakit._gemm(*args)
-        _count()
         return out
     if plan is _NO_PLAN:
         return None
@@ -418,7 +425,14 @@ def _route_product(a, b, bias):
         args[_ARG_BIAS] = bias.data_ptr()
     args[_ARG_STREAM] = _raw_stream(a.device.index)
     _cudakit._gemm(*args)
-    _count()
+    return out
+
+
+def _route_product(a, b, bias):
+    """A routed product through cudakit (counted), or None when cudakit does not take it."""
+    out = _cached_product(a, b, bias)
+    if out is not None:
+        _count()
     return out
 
 
