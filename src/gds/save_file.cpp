@@ -39,7 +39,8 @@ IoReport save_whole_file(const std::filesystem::path& path, Items items, SaveOpt
                          GdsOptions options, OptionalStream stream) {
   // A file whose pages host tensors map is replaced, never truncated under them (See Note [Host
   // loads of cached files]).
-  if (!save.atomic && !detail::is_mapped(path)) {
+  const bool replacing_mapped = !save.atomic && detail::is_mapped(path);
+  if (!save.atomic && !replacing_mapped) {
     options.fsync = options.fsync || save.fsync;
     GdsFile file(path, O_RDWR | O_CREAT | O_TRUNC, options);
     return file.save_batch(items, stream);
@@ -59,6 +60,15 @@ IoReport save_whole_file(const std::filesystem::path& path, Items items, SaveOpt
     }
     sync_folder(path.parent_path());
     return report;
+  } catch (const IoError& error) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    if (!replacing_mapped) throw;
+    // The caller asked for no temporary file: say why one was needed.
+    throw IoError(error.status(), error.api(),
+                  concat("host tensors of a load still map ", path.string(),
+                         ", so the save replaces it (a new file renamed over it) instead of truncating it "
+                         "under them, and the replacement failed: ", error.what()));
   } catch (...) {
     std::error_code ignored;
     std::filesystem::remove(temporary, ignored);
