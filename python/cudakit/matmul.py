@@ -361,7 +361,7 @@ def _takes(*tensors) -> bool:
 # need of torch.library.get_kernel (torch 2.9 and later). A dispatcher registration is process-wide,
 # unlike a dispatch mode: while any thread holds a block open, every thread's CUDA products are
 # routed. The registration is counted, made when the first block opens and removed when the last
-# closes; its cost (tens of microseconds) is paid at those two moments, not per product. torch's
+# closes; its cost is paid at those two moments, not per product (notes/tunable.md). torch's
 # dispatcher reads its kernel table without a lock, so a registration racing a product in another
 # thread is torch's hazard, which the docstring passes on to the user.
 
