@@ -36,5 +36,9 @@ echo "interleaved rc=$?"
 PYTHONPATH=$PWD/build-python timeout 70 python3 bench/torch_model_forward_bench.py --model llama,gpt2 \
   --json "$out/gemm.jsonl" >> "$out/gemm.txt" 2>&1
 echo "model forward rc=$?"
+# Small batches too (4 x 64 tokens): where a forward's host time shows, so does the routing's.
+PYTHONPATH=$PWD/build-python timeout 60 python3 bench/torch_model_forward_bench.py --model llama,gpt2 \
+  --batch 4 --seq 64 --rounds 20 --forwards 10 --json "$out/gemm.jsonl" >> "$out/gemm.txt" 2>&1
+echo "model forward, small batch rc=$?"
 python3 bench/tunable_table.py "$out/gemm.jsonl" > "$out/gemm_table.md" 2>&1
 cat "$out/gemm_table.md" | tail -16

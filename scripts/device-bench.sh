@@ -157,6 +157,9 @@ if part tunable; then
       echo "   a transformers Llama's and GPT-2's forward, plain and through cudakit's tuner (bench/torch_model_forward_bench.py)"
       PYTHONUNBUFFERED=1 python3 bench/torch_model_forward_bench.py --json "$out/tunable.jsonl" \
         >> "$out/gemm_interleaved.txt" 2>> "$out/tunable.err"
+      # Small batches too (4 x 64 tokens): where a forward's host time shows, so does the routing's.
+      PYTHONUNBUFFERED=1 python3 bench/torch_model_forward_bench.py --batch 4 --seq 64 --rounds 20 --forwards 10 \
+        --json "$out/tunable.jsonl" >> "$out/gemm_interleaved.txt" 2>> "$out/tunable.err"
     else skip "tunable interleaved" "the cudakit Python module is not importable here"; fi
     python3 bench/tunable_table.py "$out/tunable.jsonl" | tee "$out/tunable.txt"
   else skip "tunable" "tunable_bench was not built"; fi
