@@ -320,8 +320,9 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
     change(s.stats, false);
     if (!device_stats.active()) return;
     if (s.local) {
+      detail::t_headroom_overdrawn = false;  // See Note [Reading counters just written].
       change(s.headroom, true);
-      if (!s.headroom.overdrawn() && !device_stats.collapse_wanted()) [[likely]] return;
+      if (!detail::t_headroom_overdrawn && !device_stats.collapse_wanted()) [[likely]] return;
       device_stats.settle(s, &Engine::observed_stats);
       return;
     }

@@ -49,18 +49,36 @@ struct SumCounter {
   void decrease(std::int64_t amount) noexcept { value -= amount; }
 };
 
+// Note [Reading counters just written]
+// A change on a shard with headroom (a second shard exists: several streams, or threads sharing a
+// stream) wrote a few headroom counters, then asked Headroom::overdrawn(), a branch-free scan of
+// all kStatCounters that compilers turn into 16- and 32-byte loads. A load wider than the stores it
+// overlaps cannot take their values from the store buffer and waits for them to reach the cache:
+// on the host, that scan was about half of the statistics' time of an allocation beside another
+// stream (notes/allocator.md), and a scalar scan with an early exit cost as much in compares. Only
+// an increase can take a counter below zero, and a shard's headroom is never overdrawn before a
+// change (settle() grants or takes the headroom back), so the increase itself notes it, in a
+// flag of the calling thread that the allocator clears before the change and reads after it.
+
+// Set when a headroom counter goes below zero on this thread; Engine::count() clears and reads it
+// around one change (See Note [Reading counters just written]).
+[[gnu::tls_model("initial-exec")]] inline thread_local bool t_headroom_overdrawn = false;
+
 // What a shard may still add to a counter without telling the ledger: an increase spends it, a
 // decrease gives it back; below zero, the shard has gone past what it was granted.
 struct HeadroomCounter {
   std::int64_t left = 0;
-  void increase(std::int64_t amount) noexcept { left -= amount; }
+  void increase(std::int64_t amount) noexcept {
+    left -= amount;
+    if (left < 0) [[unlikely]] t_headroom_overdrawn = true;
+  }
   void decrease(std::int64_t amount) noexcept { left += amount; }
 };
 
 // A shard's headroom under the device's peaks (See Note [Device-wide peaks]).
 struct Headroom : StatCounters<HeadroomCounter> {
-  // Whether some counter went past its grant. Branch-free over the counters as one array: the
-  // sign bits ORed together (the shard's fast path asks it at every change).
+  // Whether some counter went past its grant, all of them looked at (the ledger's settle(); the
+  // fast path reads t_headroom_overdrawn instead).
   [[nodiscard]] bool overdrawn() const noexcept {
     static_assert(std::is_trivially_copyable_v<StatCounters<HeadroomCounter>> &&
                   sizeof(StatCounters<HeadroomCounter>) == kStatCounters * sizeof(std::int64_t));
