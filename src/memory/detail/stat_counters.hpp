@@ -54,8 +54,8 @@ struct SumCounter {
 // stream) wrote a few headroom counters, then asked Headroom::overdrawn(), a branch-free scan of
 // all kStatCounters that compilers turn into 16- and 32-byte loads. A load wider than the stores it
 // overlaps cannot take their values from the store buffer and waits for them to reach the cache:
-// on the host, that scan was about half of the statistics' time of an allocation beside another
-// stream (notes/allocator.md), and a scalar scan with an early exit cost as much in compares. Only
+// that scan dominated the statistics' time of an allocation beside another stream
+// (notes/allocator.md), and a scalar scan with an early exit cost as much in compares. Only
 // an increase can take a counter below zero, and a shard's headroom is never overdrawn before a
 // change (settle() grants or takes the headroom back), so the increase itself notes it, in a
 // flag of the calling thread that the allocator clears before the change and reads after it.
