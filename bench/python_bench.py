@@ -27,15 +27,20 @@ ALLOCATION_PROCESSES = 7  # of each kind, for torch.empty + del (allocations())
 FULL_SPEED_FACTOR = 1.25
 
 
-def per_op_us(fn, n):
-    """The median over ROUNDS of the mean time of `n` calls, in microseconds."""
+def per_op_us(fn, n, rounds=ROUNDS, between_rounds=None):
+    """The median over `rounds` of the mean time of `n` calls, in microseconds; `between_rounds`
+    (untimed), where given, runs after the warm-up call and after each round."""
     fn()
     samples = []
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
+        if between_rounds is not None:
+            between_rounds()
         start = time.perf_counter()
         for _ in range(n):
             fn()
         samples.append((time.perf_counter() - start) / n * 1e6)
+    if between_rounds is not None:
+        between_rounds()
     return statistics.median(samples)
 
 

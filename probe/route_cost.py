@@ -5,27 +5,21 @@ a tuned result); torch.mm under cudakit.route_torch() (TunableOp off, then on); 
 a routed product (_plan, the bound _gemm call with the arguments ready). Each: median over 5 rounds
 of 2,000 calls, a synchronize between rounds only, so the host time per call is what the loop
 measures while the GPU lags behind."""
-import statistics
+import os
 import sys
-import time
 
 import torch
 
 import cudakit
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from python_bench import per_op_us  # noqa: E402  (bench/ is not a package)
+
 M = sys.modules["cudakit.matmul"]
 
 
-def per_call_us(fn, calls=2000, rounds=5):
-    fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        out.append((time.perf_counter() - t0) / calls * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(out)
+def per_call_us(fn):
+    return per_op_us(fn, 2000, rounds=5, between_rounds=torch.cuda.synchronize)
 
 
 x = torch.randn(256, 4096, device="cuda", dtype=torch.bfloat16)

@@ -157,7 +157,7 @@ def _check_inputs(a, b, api):
 
 def _stream_of(x, device):
     if _is_torch(x):
-        return _torch().cuda.current_stream(device).cuda_stream
+        return _raw_stream(device)
     return _cudakit.current_stream(device).cuda_stream
 
 

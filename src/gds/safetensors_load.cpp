@@ -117,12 +117,12 @@ SafetensorsLoad load_safetensors(const std::filesystem::path& path, tensor::Devi
   std::size_t mapped_bytes = 0, mapped_tensors = 0;
   for (const SafetensorsEntry& entry : header.tensors) {
     const bool raw = loads_as_bytes(entry);
+    const std::size_t bytes = entry.end - entry.begin;
     const tensor::DType dtype = raw ? tensor::DType::uint8 : *entry.cudakit_dtype;
-    const tensor::Shape shape = raw ? tensor::Shape{static_cast<std::int64_t>(entry.end - entry.begin)} : tensor_shape(entry);
+    const tensor::Shape shape = raw ? tensor::Shape{static_cast<std::int64_t>(bytes)} : tensor_shape(entry);
     const std::optional<tensor::DType> to = raw ? std::nullopt : target_dtype(entry, read);
     if (raw) out.raw.push_back(entry);
     if (to && *to != dtype) conversions.emplace_back(entry.name, *to);
-    const std::size_t bytes = entry.end - entry.begin;
     std::byte* at = mapped ? mapped->at(header.data_offset + entry.begin) : nullptr;
     tensor::Tensor t;
     if (at && bytes > 0 &&

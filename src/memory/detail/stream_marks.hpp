@@ -22,11 +22,11 @@ class [[gnu::visibility("hidden")]] StreamMarks {
   // stamp() for something that waits on the next mark (a free, a lent block's return): the
   // stream then has something for a mark to cover (See Note [A mark with nothing to cover]).
   [[nodiscard]] std::uint64_t stamp_use() noexcept {
-    const std::uint64_t stamp = recorded_.load(std::memory_order_seq_cst) + 1;
+    const std::uint64_t taken = stamp();
     // After reading recorded_: a stamp read before the next mark takes its index is covered by
     // that mark; one read after finds the flag cleared by it, and sets it again.
     if (!stamped_since_mark_.load(std::memory_order_seq_cst)) stamped_since_mark_.store(true, std::memory_order_seq_cst);
-    return stamp;
+    return taken;
   }
   // Whether a look at the stream could tell anything new: a mark is in flight, or something was
   // stamped since the last mark was taken (called with the shard's lock held).
