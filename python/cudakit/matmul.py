@@ -326,7 +326,8 @@ _routed_count = 0
 def routed_calls() -> int:
     """How many products ``route_torch`` sent to cudakit so far, in every thread (the routing is
     process-wide: a backward pass's products run on torch's autograd threads)."""
-    return _routed_count
+    native = _native_route() if _native_loaded else None
+    return _routed_count + (native.cudakit_torch_routed_count() if native is not None else 0)
 
 
 def _count():
@@ -363,7 +364,9 @@ def _takes(*tensors) -> bool:
 # routed. The registration is counted, made when the first block opens and removed when the last
 # closes; its cost is paid at those two moments, not per product (notes/tunable.md). torch's
 # dispatcher reads its kernel table without a lock, so a registration racing a product in another
-# thread is torch's hazard, which the docstring passes on to the user.
+# thread is torch's hazard, which the docstring passes on to the user. Where libcudakit_torch is
+# built for the torch in use, the kernels registered are its C++ ones (Note [Routed products in
+# C++], python/torch_route/routed_products.cpp): the same products taken, without Python per call.
 
 _routing_lock = threading.Lock()
 _routing_depth = 0
@@ -470,7 +473,63 @@ def _routed_addmm(bias, a, b, *, beta=1, alpha=1):
     return _torch().ops.aten.addmm.out(bias, a, b, beta=beta, alpha=alpha, out=out)
 
 
-def _register_routing():
+# Whether route_torch() registers the C++ kernels of libcudakit_torch where that library is built
+# for the torch in use (Note [Routed products in C++] in python/torch_route/routed_products.cpp);
+# False registers the Python kernels above (what a build without torch has).
+_ROUTE_IN_CPP = True
+_native_loaded = False
+_native_library = None
+
+
+def _native_route():
+    """libcudakit_torch loaded (ctypes), or None where it was not built or was built for another torch."""
+    global _native_loaded, _native_library
+    if _native_loaded:
+        return _native_library
+    import ctypes
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libcudakit_torch.so")
+    library = None
+    if os.path.exists(path):
+        torch = _torch()
+        try:
+            candidate = ctypes.CDLL(path)
+        except OSError:  # linked against another torch's libraries
+            candidate = None
+        if candidate is not None:
+            candidate.cudakit_torch_built_for.restype = ctypes.c_char_p
+            candidate.cudakit_torch_route_start.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+            candidate.cudakit_torch_route_start.restype = ctypes.c_int
+            candidate.cudakit_torch_routed_count.restype = ctypes.c_uint64
+            if candidate.cudakit_torch_built_for().decode() == torch.__version__:
+                library = candidate
+    _native_library, _native_loaded = library, True
+    return library
+
+
+class _NativeRouting:
+    """The C++ kernels' registration, removed by _destroy() as a torch.library.Library is."""
+
+    def __init__(self, library, dispatch_key):
+        import ctypes
+
+        error = ctypes.create_string_buffer(1024)
+        if library.cudakit_torch_route_start(dispatch_key.encode(), error, len(error)) != 0:
+            raise RuntimeError(f"cudakit.route_torch: registering the kernels at {dispatch_key} failed: "
+                               f"{error.value.decode(errors='replace')}")
+        self._library = library
+
+    def _destroy(self):
+        self._library.cudakit_torch_route_stop()
+
+
+def _register_routing(dispatch_key="CUDA"):
+    """The registration of the routed kernels at torch's `dispatch_key` (CUDA; tests of the
+    fallbacks take CPU): the C++ ones where libcudakit_torch is built for this torch, else Python's."""
+    native = _native_route() if _ROUTE_IN_CPP else None
+    if native is not None:
+        return _NativeRouting(native, dispatch_key)
     import warnings
 
     torch = _torch()
@@ -478,9 +537,9 @@ def _register_routing():
     with warnings.catch_warnings():
         # torch warns once that an ATen kernel is overridden: that is the purpose here.
         warnings.filterwarnings("ignore", message=".*[Oo]verrid")
-        library.impl("mm", _routed_mm, "CUDA")
-        library.impl("bmm", _routed_bmm, "CUDA")
-        library.impl("addmm", _routed_addmm, "CUDA")
+        library.impl("mm", _routed_mm, dispatch_key)
+        library.impl("bmm", _routed_bmm, dispatch_key)
+        library.impl("addmm", _routed_addmm, dispatch_key)
     return library
 
 
@@ -491,7 +550,9 @@ def route_torch():
     ``torch.matmul``, ``torch.mm``, ``torch.bmm``, ``torch.addmm`` and ``torch.nn.functional.linear``
     on CUDA float32, float16 and bfloat16 tensors (the ATen ``mm``, ``bmm`` and ``addmm`` they reach)
     run as cudakit's GEMM on torch's current stream; other operations, and products cudakit does not
-    take, run as torch's. Autograd and autocast work as without the block (the products are routed
+    take, run as torch's. The kernels are C++ (libcudakit_torch, built with the module where torch
+    is importable, for that torch version) or, without that library, Python ones, which cost more
+    host time per product. Autograd and autocast work as without the block (the products are routed
     below them). Blocks nest. The routing is process-wide: while a block is open in any thread,
     every thread's CUDA products are routed; opening the first block and closing the last change
     torch's dispatcher, which torch does not guard against products running in other threads at

@@ -197,9 +197,22 @@ def test_tunable_switches_change_what_runs():
     assert cudakit.tunable.get_results().keys() == results.keys()
 
 
+@pytest.fixture(params=["cpp", "python"])
+def route_path(request):
+    """route_torch() through libcudakit_torch's C++ kernels, then through the Python kernels
+    (what a build without torch registers)."""
+    module = __import__("sys").modules["cudakit.matmul"]
+    if request.param == "cpp" and module._native_route() is None:
+        pytest.skip("libcudakit_torch is not built here (torch was not importable when the module was built)")
+    saved = module._ROUTE_IN_CPP
+    module._ROUTE_IN_CPP = request.param == "cpp"
+    yield request.param
+    module._ROUTE_IN_CPP = saved
+
+
 @requires_gpu
 @requires_torch_gpu
-def test_route_torch_sends_linear_and_matmul_to_cudakit():
+def test_route_torch_sends_linear_and_matmul_to_cudakit(route_path):
     x, w, bias = rand(8, 16, 256), rand(320, 256, seed=1), rand(320, seed=2)
     want_linear = torch.nn.functional.linear(x, w, bias)
     want_mm = torch.matmul(x, w.t())
@@ -218,7 +231,7 @@ def test_route_torch_sends_linear_and_matmul_to_cudakit():
 
 @requires_gpu
 @requires_torch_gpu
-def test_route_torch_gradients_fallbacks_and_the_end_of_the_block():
+def test_route_torch_gradients_fallbacks_and_the_end_of_the_block(route_path):
     """Under the block: the backward pass's products are routed too and the gradients are torch's;
     products cudakit does not take (float64, a 2-D addmm input, beta != 1) are torch's exactly;
     nested blocks keep routing until the outer one closes, and nothing is routed after it."""
@@ -251,8 +264,49 @@ def test_route_torch_gradients_fallbacks_and_the_end_of_the_block():
 
 @requires_gpu
 @requires_torch_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_route_torch_layouts_edges_and_what_torch_keeps(route_path, dtype):
+    """Every layout a routed product meets: row- and column-major operands, a single row or column,
+    batches (one operand broadcast), a bias, an operand and a bias that are neither row- nor
+    column-major (copied first), k = 0 and empty outputs; an addmm with alpha != 1 stays torch's,
+    exactly."""
+    x, w = rand(48, 96, dtype=dtype), rand(80, 96, dtype=dtype, seed=1)
+    bias = rand(80, dtype=dtype, seed=2)
+    cases = {
+        "nt": lambda: x @ w.t(),
+        "nn": lambda: x @ w.t().contiguous(),
+        "tn": lambda: x.t().contiguous().t() @ w.t().contiguous(),
+        "row": lambda: x[:1] @ w.t(),
+        "column": lambda: x @ w[:1].t(),
+        "linear": lambda: torch.nn.functional.linear(x, w, bias),
+        "bmm": lambda: torch.bmm(x.view(4, 12, 96), w.t().expand(4, 96, 80)),
+        "bmm_t": lambda: torch.bmm(x.view(4, 12, 96), w.view(4, 20, 96).transpose(1, 2)),
+        "strided": lambda: x[:, ::2] @ w[:, ::2].t(),
+        "bias_strided": lambda: torch.addmm(bias.repeat_interleave(2)[::2], x, w.t()),
+        "k0": lambda: x[:, :0] @ w[:, :0].t(),
+        "m0": lambda: x[:0] @ w.t(),
+    }
+    want = {name: fn() for name, fn in cases.items()}
+    want_alpha = torch.addmm(bias, x, w.t(), alpha=2)
+    before = routed_calls()
+    with cudakit.route_torch():
+        got = {name: fn() for name, fn in cases.items()}
+        routed = routed_calls() - before
+        got_alpha = torch.addmm(bias, x, w.t(), alpha=2)
+        assert routed_calls() - before == routed, "alpha != 1 is torch's"
+    assert routed >= len(cases) - 2, routed  # k = 0 and m = 0 may be answered without a GEMM
+    for name, value in got.items():
+        assert value.shape == want[name].shape and value.dtype == want[name].dtype, name
+        torch.testing.assert_close(value.float(), want[name].float(), rtol=TOL[dtype] * 4, atol=TOL[dtype] * 4,
+                                   msg=name)
+    assert torch.count_nonzero(got["k0"]) == 0
+    torch.testing.assert_close(got_alpha, want_alpha, rtol=0, atol=0)
+
+
+@requires_gpu
+@requires_torch_gpu
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
-def test_route_torch_on_a_transformers_block(family):
+def test_route_torch_on_a_transformers_block(family, route_path):
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
     if family == "gpt2":
