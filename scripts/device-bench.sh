@@ -152,7 +152,9 @@ if part tunable; then
     } > "$out/tunable.jsonl" 2> "$out/tunable.err"
     if python_module; then
       echo "   cudakit's GEMM and torch's in one process, alternating per round (bench/torch_gemm_interleaved.py)"
-      PYTHONUNBUFFERED=1 python3 bench/torch_gemm_interleaved.py --extra --torch-tunableop --json "$out/tunable.jsonl" \
+      # CUDAKIT_GEMM_BUDGET_S: the interleaved run's seconds, tuning included (default 330).
+      PYTHONUNBUFFERED=1 python3 bench/torch_gemm_interleaved.py --extra --torch-tunableop \
+        --budget-s "${CUDAKIT_GEMM_BUDGET_S:-330}" --json "$out/tunable.jsonl" \
         > "$out/gemm_interleaved.txt" 2>> "$out/tunable.err"
       echo "   a transformers Llama's and GPT-2's forward, plain and through cudakit's tuner (bench/torch_model_forward_bench.py)"
       PYTHONUNBUFFERED=1 python3 bench/torch_model_forward_bench.py --json "$out/tunable.jsonl" \
