@@ -230,8 +230,11 @@ if part nccl; then
 fi
 if part python; then
   if [ -f bench/python_bench.py ] && python_module; then
-    echo "   Python module: its pytest suite (the GPU tier with torch, CuPy, JAX, NumPy)"
-    (cd python/tests && python3 -m pytest -q -rs -p no:cacheprovider . 2>&1 | tail -40) | tee "$out/python-tests.txt"
+    # SKIP_PYTEST=1: the benchmark alone (a tier run of the same commit ran the suite).
+    if [ "${SKIP_PYTEST:-0}" != 1 ]; then
+      echo "   Python module: its pytest suite (the GPU tier with torch, CuPy, JAX, NumPy)"
+      (cd python/tests && python3 -m pytest -q -rs -p no:cacheprovider . 2>&1 | tail -40) | tee "$out/python-tests.txt"
+    fi
     echo "   Python module (cudakit from Python, then torch and CuPy)"
     PYTHONUNBUFFERED=1 python3 bench/python_bench.py > "$out/python.jsonl" 2> "$out/python.err"
     grep -v '^{' "$out/python.jsonl"
