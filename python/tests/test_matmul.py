@@ -197,22 +197,9 @@ def test_tunable_switches_change_what_runs():
     assert cudakit.tunable.get_results().keys() == results.keys()
 
 
-@pytest.fixture(params=["cpp", "python"])
-def route_path(request):
-    """route_torch() through libcudakit_torch's C++ kernels, then through the Python kernels
-    (what a build without torch registers)."""
-    module = __import__("sys").modules["cudakit.matmul"]
-    if request.param == "cpp" and module._native_route() is None:
-        pytest.skip("libcudakit_torch is not built here (torch was not importable when the module was built)")
-    saved = module._ROUTE_IN_CPP
-    module._ROUTE_IN_CPP = request.param == "cpp"
-    yield request.param
-    module._ROUTE_IN_CPP = saved
-
-
 @requires_gpu
 @requires_torch_gpu
-def test_route_torch_sends_linear_and_matmul_to_cudakit(route_path):
+def test_route_torch_sends_linear_and_matmul_to_cudakit(route_kernels):
     x, w, bias = rand(8, 16, 256), rand(320, 256, seed=1), rand(320, seed=2)
     want_linear = torch.nn.functional.linear(x, w, bias)
     want_mm = torch.matmul(x, w.t())
@@ -231,7 +218,7 @@ def test_route_torch_sends_linear_and_matmul_to_cudakit(route_path):
 
 @requires_gpu
 @requires_torch_gpu
-def test_route_torch_gradients_fallbacks_and_the_end_of_the_block(route_path):
+def test_route_torch_gradients_fallbacks_and_the_end_of_the_block(route_kernels):
     """Under the block: the backward pass's products are routed too and the gradients are torch's;
     products cudakit does not take (float64, a 2-D addmm input, beta != 1) are torch's exactly;
     nested blocks keep routing until the outer one closes, and nothing is routed after it."""
@@ -265,7 +252,7 @@ def test_route_torch_gradients_fallbacks_and_the_end_of_the_block(route_path):
 @requires_gpu
 @requires_torch_gpu
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
-def test_route_torch_layouts_edges_and_what_torch_keeps(route_path, dtype):
+def test_route_torch_layouts_edges_and_what_torch_keeps(route_kernels, dtype):
     """Every layout a routed product meets: row- and column-major operands, a single row or column,
     batches (one operand broadcast), a bias, an operand and a bias that are neither row- nor
     column-major (copied first), k = 0 and empty outputs; an addmm with alpha != 1 stays torch's,
@@ -306,7 +293,7 @@ def test_route_torch_layouts_edges_and_what_torch_keeps(route_path, dtype):
 @requires_gpu
 @requires_torch_gpu
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
-def test_route_torch_on_a_transformers_block(family, route_path):
+def test_route_torch_on_a_transformers_block(family, route_kernels):
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
     if family == "gpt2":

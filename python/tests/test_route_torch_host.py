@@ -15,16 +15,6 @@ torch = pytest.importorskip("torch")
 matmul_module = sys.modules["cudakit.matmul"]
 
 
-@pytest.fixture(params=["cpp", "python"])
-def kernels(request):
-    if request.param == "cpp" and matmul_module._native_route() is None:
-        pytest.skip("libcudakit_torch is not built here (torch was not importable when the module was built)")
-    saved = matmul_module._ROUTE_IN_CPP
-    matmul_module._ROUTE_IN_CPP = request.param == "cpp"
-    yield request.param
-    matmul_module._ROUTE_IN_CPP = saved
-
-
 def cpu_kernel_of(op):
     """The line of torch's dispatch table that says who serves `op` at the CPU key."""
     lines = [line for line in torch._C._dispatch_dump(op).splitlines() if line.startswith("CPU:")]
@@ -47,8 +37,8 @@ def products():
     }
 
 
-def test_the_kernels_serve_while_registered_and_torch_after(kernels):
-    source = "routed_products.cpp" if kernels == "cpp" else "matmul.py"
+def test_the_kernels_serve_while_registered_and_torch_after(route_kernels):
+    source = "routed_products.cpp" if route_kernels == "cpp" else "matmul.py"
     cases = products()
     want = {name: fn() for name, fn in cases.items()}
     before = matmul_module.routed_calls()
@@ -66,7 +56,7 @@ def test_the_kernels_serve_while_registered_and_torch_after(kernels):
     assert matmul_module.routed_calls() == before, "CPU tensors are torch's"
 
 
-def test_products_from_threads_under_one_registration(kernels):
+def test_products_from_threads_under_one_registration(route_kernels):
     cases = products()
     want = {name: fn() for name, fn in cases.items()}
     errors = []
