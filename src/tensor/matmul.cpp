@@ -12,6 +12,7 @@
 #include "cudakit/tensor/matmul_hook.hpp"
 #include "cudakit/tensor/detail/convert.hpp"
 #include "cudakit/tensor/detail/cublas_context.hpp"
+#include "cudakit/tensor/detail/cublas_gemm.hpp"
 
 namespace cudakit::tensor {
 
@@ -122,14 +123,13 @@ void cuda_matmul(const Tensor& a, const Tensor& b, Tensor& out, std::int64_t bat
     call.stream = stream;
     if (hook(call)) return;
   }
-  cublasHandle_t h = detail::cublas_handle(stream);
-  detail::check_cublas(cublasGemmStridedBatchedEx(
-                   h, B.op, A.op, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
-                   alpha, B.t.data_ptr(), type, static_cast<int>(B.ld), B.batch_stride,
-                   A.t.data_ptr(), type, static_cast<int>(A.ld), A.batch_stride, beta,
-                   out.data_ptr(), type, static_cast<int>(n), m * n, static_cast<int>(batch),
-                   compute, CUBLAS_GEMM_DEFAULT),
-               "cublasGemmStridedBatchedEx");
+  detail::cublas_gemm(detail::cublas_handle(stream),
+                      {.transa = B.op, .transb = A.op, .m = static_cast<int>(n), .n = static_cast<int>(m),
+                       .k = static_cast<int>(k), .alpha = alpha, .a = B.t.data_ptr(), .a_type = type,
+                       .lda = static_cast<int>(B.ld), .stride_a = B.batch_stride, .b = A.t.data_ptr(),
+                       .b_type = type, .ldb = static_cast<int>(A.ld), .stride_b = A.batch_stride, .beta = beta,
+                       .c = out.data_ptr(), .c_type = type, .ldc = static_cast<int>(n), .stride_c = m * n,
+                       .batch = static_cast<int>(batch), .compute = compute});
 }
 
 template <class T>

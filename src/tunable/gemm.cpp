@@ -19,6 +19,7 @@
 #include "cudakit/memory/device_allocator.hpp"
 #include "cudakit/tensor/cublas_workspace.hpp"
 #include "cudakit/tensor/detail/cublas_context.hpp"
+#include "cudakit/tensor/detail/cublas_gemm.hpp"
 #include "cudakit/tensor/matmul_hook.hpp"
 #include "tunable/detail/cutlass_gemm.hpp"
 #include "tunable/detail/device_buffer.hpp"
@@ -165,15 +166,14 @@ void run_cublas_default(const GemmArgs& args, StreamRef stream) {
   const bool is_double = key.a_type == GemmDType::float64;
   const void* alpha = is_double ? static_cast<const void*>(&args.alpha) : &alpha_f;
   const void* beta = is_double ? static_cast<const void*>(&args.beta) : &beta_f;
-  tensor::detail::check_cublas(
-      cublasGemmStridedBatchedEx(h, key.transa == 't' ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                 key.transb == 't' ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(key.m),
-                                 static_cast<int>(key.n), static_cast<int>(key.k), alpha, args.a, t.a,
-                                 static_cast<int>(key.lda), key.stride_a, args.b, t.b, static_cast<int>(key.ldb),
-                                 key.stride_b, beta, args.c, t.c, static_cast<int>(key.ldc),
-                                 key.batch > 1 ? key.stride_c : key.ldc * key.n, static_cast<int>(key.batch),
-                                 t.compute, CUBLAS_GEMM_DEFAULT),
-      "cublasGemmStridedBatchedEx");
+  tensor::detail::cublas_gemm(
+      h, {.transa = key.transa == 't' ? CUBLAS_OP_T : CUBLAS_OP_N,
+          .transb = key.transb == 't' ? CUBLAS_OP_T : CUBLAS_OP_N, .m = static_cast<int>(key.m),
+          .n = static_cast<int>(key.n), .k = static_cast<int>(key.k), .alpha = alpha, .a = args.a, .a_type = t.a,
+          .lda = static_cast<int>(key.lda), .stride_a = key.stride_a, .b = args.b, .b_type = t.b,
+          .ldb = static_cast<int>(key.ldb), .stride_b = key.stride_b, .beta = beta, .c = args.c, .c_type = t.c,
+          .ldc = static_cast<int>(key.ldc), .stride_c = key.batch > 1 ? key.stride_c : key.ldc * key.n,
+          .batch = static_cast<int>(key.batch), .compute = t.compute});
 }
 
 // The plan of the calling thread for args.key: the cached one when it is current, else Default
