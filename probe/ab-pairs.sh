@@ -19,7 +19,7 @@ done
   for round in 1 2 3; do
     for b in old new; do
       echo "== round $round, $b"
-      for bytes in 512 1048576 67108864; do /tmp/host_pair_sizes_$b $bytes 5000000; done
+      for bytes in 512 1048576 67108864; do for other in 0 1; do OTHER=$other /tmp/host_pair_sizes_$b $bytes 5000000; done; done
       LD_LIBRARY_PATH="$PWD/gpu-bundle-$b/lib:/usr/local/cuda/lib64" timeout 60 gpu-bundle-$b/bin/alloc_bench --only cudakit \
         2>/dev/null | grep -E '"pair_(512B|1MiB|64MiB)"'
     done
