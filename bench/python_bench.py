@@ -21,7 +21,9 @@ import time
 
 ROUNDS = 7
 BOUND_CALL_TARGET_US = 0.1
-ALLOCATION_PROCESSES = 7  # of each kind, for torch.empty + del (allocations())
+# Of each kind, for torch.empty + del (allocations()); CUDAKIT_PY_BENCH_PROCESSES takes fewer where
+# a call's time is short (each process imports torch: seconds each on the lent machines).
+ALLOCATION_PROCESSES = int(os.environ.get("CUDAKIT_PY_BENCH_PROCESSES", "7"))
 # A process runs at the machine's full speed when its pure-Python loop is within this factor of
 # the fastest such loop of the run (Note [A process's own speed]).
 FULL_SPEED_FACTOR = 1.25
