@@ -23,6 +23,9 @@ done
       LD_LIBRARY_PATH="$PWD/gpu-bundle-$b/lib:/usr/local/cuda/lib64" timeout 60 gpu-bundle-$b/bin/alloc_bench --only cudakit \
         2>/dev/null | grep -E '"pair_(512B|1MiB|64MiB)"'
     done
+    echo "== round $round, new with exact_peaks:False (the device-wide ledger off)"
+    CUDAKIT_ALLOC_CONF=exact_peaks:False LD_LIBRARY_PATH="$PWD/gpu-bundle-new/lib:/usr/local/cuda/lib64" timeout 60 \
+      gpu-bundle-new/bin/alloc_bench --only cudakit 2>/dev/null | grep -E '"pair_(512B|1MiB|64MiB)"'
   done
 } > "$out/ab_pairs.txt" 2>&1
 cat "$out/ab_pairs.txt"
