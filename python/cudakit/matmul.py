@@ -326,7 +326,7 @@ _routed_count = 0
 def routed_calls() -> int:
     """How many products ``route_torch`` sent to cudakit so far, in every thread (the routing is
     process-wide: a backward pass's products run on torch's autograd threads)."""
-    native = _native_route() if _native_loaded else None
+    native = _native_library  # None until route_torch() loaded it
     return _routed_count + (native.cudakit_torch_routed_count() if native is not None else 0)
 
 

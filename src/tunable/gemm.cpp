@@ -172,7 +172,7 @@ void run_cublas_default(const GemmArgs& args, StreamRef stream) {
           .n = static_cast<int>(key.n), .k = static_cast<int>(key.k), .alpha = alpha, .a = args.a, .a_type = t.a,
           .lda = static_cast<int>(key.lda), .stride_a = key.stride_a, .b = args.b, .b_type = t.b,
           .ldb = static_cast<int>(key.ldb), .stride_b = key.stride_b, .beta = beta, .c = args.c, .c_type = t.c,
-          .ldc = static_cast<int>(key.ldc), .stride_c = key.batch > 1 ? key.stride_c : key.ldc * key.n,
+          .ldc = static_cast<int>(key.ldc), .stride_c = key.stride_c,
           .batch = static_cast<int>(key.batch), .compute = t.compute});
 }
 
