@@ -323,10 +323,10 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
       detail::t_headroom_overdrawn = false;  // See Note [Reading counters just written].
       change(s.headroom, true);
       if (!detail::t_headroom_overdrawn && !device_stats.collapse_wanted()) [[likely]] return;
-      device_stats.settle(s, &Engine::observed_stats);
+      device_stats.settle(s);
       return;
     }
-    device_stats.apply(s, [&](auto& sums) { change(sums, true); }, &Engine::observed_stats);
+    device_stats.apply(s, [&](auto& sums) { change(sums, true); });
   }
 
   // s's statistics as stats() reports them (s locked). See Note [Active mirrors allocated].

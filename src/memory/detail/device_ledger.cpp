@@ -29,20 +29,22 @@ bool below_own_peak(const Shard& s) {
 void DeviceLedger::start(const MemoryStats& only_shard) {
   {
     std::lock_guard lock(lock_);
-    StatCounters<SumCounter>::zip(bound_, only_shard, [](SumCounter& to, const Stat& from) { to.value = from.current; });
-    StatCounters<SumCounter>::zip(peak_, only_shard, [](SumCounter& to, const Stat& from) { to.value = from.peak; });
+    StatCounters<LedgerCounter>::zip(sums_, only_shard, [](LedgerCounter& to, const Stat& from) {
+      to.value = from.current;
+      to.peak = from.peak;
+    });
   }
   active_.store(true, std::memory_order_release);
 }
 
 bool DeviceLedger::above_peaks() const {
   bool above = false;
-  StatCounters<SumCounter>::zip(bound_, peak_, [&](const SumCounter& b, const SumCounter& p) { above |= b.value > p.value; });
+  StatCounters<LedgerCounter>::zip(sums_, sums_, [&](const LedgerCounter& c, const LedgerCounter&) { above |= c.value > c.peak; });
   return above;
 }
 
 void DeviceLedger::raise_peaks() {
-  StatCounters<SumCounter>::zip(peak_, bound_, [](SumCounter& p, const SumCounter& b) { p.value = std::max(p.value, b.value); });
+  StatCounters<LedgerCounter>::zip(sums_, sums_, [](LedgerCounter& c, const LedgerCounter&) { c.peak = std::max(c.peak, c.value); });
 }
 
 void DeviceLedger::want_collapse() {
@@ -55,8 +57,8 @@ void DeviceLedger::collapse_done() {
 }
 
 void DeviceLedger::give_back(Shard& s) {
-  StatCounters<SumCounter>::zip(bound_, s.headroom, [](SumCounter& b, HeadroomCounter& h) {
-    b.value -= h.left;
+  StatCounters<LedgerCounter>::zip(sums_, s.headroom, [](LedgerCounter& c, HeadroomCounter& h) {
+    c.value -= h.left;
     h.left = 0;
   });
   s.local = false;
@@ -74,29 +76,24 @@ void DeviceLedger::give_back_held(Shard& s) {
 // Headroom for s out of the slack under the peaks, counter by counter: up to s's own peak (at
 // most half the slack, so that one shard does not take it all), and with `overdrawn_only` at
 // least what s overdrew (nothing granted, false, where the slack cannot cover that).
-bool DeviceLedger::grant(Shard& s, const MemoryStats& observed, bool overdrawn_only) {
-  std::array<std::int64_t, kStatCounters> slack{}, wish{}, need{};
-  std::size_t n = 0;
-  StatCounters<SumCounter>::zip(bound_, peak_, [&](const SumCounter& b, const SumCounter& p) {
-    slack[n++] = std::max<std::int64_t>(0, p.value - b.value);
-  });
-  n = 0;
-  bool covered = true;
-  StatCounters<HeadroomCounter>::zip(s.headroom, observed, [&](const HeadroomCounter& h, const Stat& st) {
-    need[n] = std::max<std::int64_t>(0, -h.left);
-    wish[n] = std::max<std::int64_t>(0, st.peak - st.current);
-    covered &= need[n] <= slack[n];
-    ++n;
-  });
-  if (overdrawn_only && !covered) return false;
-  n = 0;
+bool DeviceLedger::grant(Shard& s, bool overdrawn_only) {
+  if (overdrawn_only) {
+    bool covered = true;
+    StatCounters<LedgerCounter>::zip(sums_, s.headroom, [&](const LedgerCounter& c, const HeadroomCounter& h) {
+      covered &= -h.left <= c.peak - c.value;
+    });
+    if (!covered) return false;
+  }
+  StatCounters<SumCounter> room;
+  s.room_to_own_peak(room);
   bool any = false;
-  StatCounters<SumCounter>::zip(bound_, s.headroom, [&](SumCounter& b, HeadroomCounter& h) {
-    const std::int64_t add = std::max(need[n], std::min(slack[n] / 2, need[n] + wish[n]));
-    b.value += add;
+  StatCounters<LedgerCounter>::zip3(sums_, s.headroom, room, [&](LedgerCounter& c, HeadroomCounter& h, const SumCounter& r) {
+    const std::int64_t slack = std::max<std::int64_t>(0, c.peak - c.value);
+    const std::int64_t need = std::max<std::int64_t>(0, -h.left);
+    const std::int64_t add = std::max(need, std::min(slack / 2, need + std::max<std::int64_t>(0, r.value)));
+    c.value += add;
     h.left += add;
     any |= add > 0;
-    ++n;
   });
   if (!s.local && any) {
     s.local = true;
@@ -106,15 +103,15 @@ bool DeviceLedger::grant(Shard& s, const MemoryStats& observed, bool overdrawn_o
   return true;
 }
 
-void DeviceLedger::finish_change(Shard& s, Observe observe) {
-  if (with_headroom_.empty() || !above_peaks()) {
+void DeviceLedger::finish_change(Shard& s, bool passed) {
+  if (!passed || with_headroom_.empty()) {
     // Without headroom anywhere, bound is the device's value: a new peak, if any, is exact.
-    if (with_headroom_.empty()) raise_peaks();
+    if (passed) raise_peaks();
     // See Note [Asking for headroom below the own peak].
     if (collapses_wanted_ == 0 && !s.local && ++s.changes_since_grant >= kChangesBeforeGrant &&
         below_own_peak(s)) {
       s.changes_since_grant = 0;
-      grant(s, observe(s), false);
+      grant(s, false);
     }
     lock_.unlock();
     return;
@@ -128,14 +125,15 @@ void DeviceLedger::finish_change(Shard& s, Observe observe) {
   lock_.unlock();
 }
 
-void DeviceLedger::settle(Shard& s, Observe observe) {
+void DeviceLedger::settle(Shard& s) {
   lock_.lock();
-  if (collapses_wanted_ == 0 && s.headroom.overdrawn() && grant(s, observe(s), true)) {
+  if (collapses_wanted_ == 0 && s.headroom.overdrawn() && grant(s, true)) {
     lock_.unlock();
     return;
   }
+  // What s overdrew comes into bound as its headroom goes back: it may pass a peak.
   give_back(s);
-  finish_change(s, observe);
+  finish_change(s, above_peaks());
 }
 
 // Note [Collapsing only as far as needed]
@@ -183,8 +181,10 @@ void DeviceLedger::read(MemoryStats& out) {
   lock_.unlock();
   collapse();
   raise_peaks();
-  StatCounters<SumCounter>::zip(out, bound_, [](Stat& to, const SumCounter& from) { to.current = from.value; });
-  StatCounters<SumCounter>::zip(out, peak_, [](Stat& to, const SumCounter& from) { to.peak = from.value; });
+  StatCounters<LedgerCounter>::zip(out, sums_, [](Stat& to, const LedgerCounter& from) {
+    to.current = from.value;
+    to.peak = from.peak;
+  });
   collapse_done();
   lock_.unlock();
 }
@@ -194,7 +194,7 @@ void DeviceLedger::reset_peaks() {
   want_collapse();
   lock_.unlock();
   collapse();
-  peak_ = bound_;
+  StatCounters<LedgerCounter>::zip(sums_, sums_, [](LedgerCounter& c, const LedgerCounter&) { c.peak = c.value; });
   collapse_done();
   lock_.unlock();
 }

@@ -54,9 +54,6 @@ namespace cudakit::memory::detail {
 // Lent and pending blocks change nothing here: every change goes through Engine::count().
 class [[gnu::visibility("hidden")]] DeviceLedger {
  public:
-  // A locked shard's statistics as stats() reports them.
-  using Observe = MemoryStats (*)(const Shard&);
-
   // Whether the ledger is kept: a second shard exists and exact peaks were asked for.
   [[nodiscard]] bool active() const noexcept { return active_.load(std::memory_order_acquire); }
   // Whether shards must give their headroom back (a collapse is under way).
@@ -71,16 +68,17 @@ class [[gnu::visibility("hidden")]] DeviceLedger {
   void start(const MemoryStats& only_shard);
 
   // A change already applied to s's own statistics, s without headroom (s locked): `change`
-  // applies it to the ledger's sums. `observe` reads s's statistics for a grant.
+  // applies it to the ledger's sums.
   template <class Change>
-  void apply(Shard& s, Change&& change, Observe observe) {
+  void apply(Shard& s, Change&& change) {
     lock_.lock();  // not lock_guard: GCC made its constructor a call on this path
-    change(bound_);
-    finish_change(s, observe);
+    t_ledger_peak_passed = false;  // See Note [Reading counters just written].
+    change(sums_);
+    finish_change(s, t_ledger_peak_passed);
   }
   // s went past its headroom or a collapse is wanted (s locked, its change already applied to
   // its statistics and its headroom).
-  void settle(Shard& s, Observe observe);
+  void settle(Shard& s);
   // Gives back the headroom of a shard the caller holds locked while it waits for others
   // (reconfigure()).
   void give_back_held(Shard& s);
@@ -91,23 +89,23 @@ class [[gnu::visibility("hidden")]] DeviceLedger {
   void reset_peaks();
 
  private:
-  // After a change applied to bound_ (lock_ held; released on return).
-  void finish_change(Shard& s, Observe observe);
+  // After a change applied to the sums (lock_ held; released on return); `passed`: whether a
+  // sum may lie above its peak.
+  void finish_change(Shard& s, bool passed);
   // Gives every shard's headroom back (lock_ not held on entry, held on return); with
   // `until_under_peaks`, only until bound is under every peak again (See Note [Collapsing only as
   // far as needed]).
   void collapse(bool until_under_peaks = false);
   void give_back(Shard& s);   // lock_ and s locked
-  bool grant(Shard& s, const MemoryStats& observed, bool overdrawn_only);  // lock_ and s locked
+  bool grant(Shard& s, bool overdrawn_only);  // lock_ and s locked
   [[nodiscard]] bool above_peaks() const;  // lock_ held
   void raise_peaks();                      // lock_ held
   void want_collapse();                    // lock_ held
   void collapse_done();                    // lock_ held
 
   mutable SpinLock lock_;
-  alignas(64) StatCounters<SumCounter> bound_;  // under lock_
-  StatCounters<SumCounter> peak_;               // under lock_; SumCounter for its value only
-  std::vector<Shard*> with_headroom_;           // under lock_
+  alignas(64) StatCounters<LedgerCounter> sums_;  // each counter's bound and peak, under lock_
+  std::vector<Shard*> with_headroom_;             // under lock_
   int collapses_wanted_ = 0;                    // under lock_
   alignas(64) std::atomic<bool> wanted_{false};
   std::atomic<bool> active_{false};

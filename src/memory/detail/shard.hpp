@@ -109,6 +109,17 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   std::uint32_t contentions = 0;
   std::uint64_t contention_window_start = 0;
 
+  // What the shard may add to each counter before it reaches its own peak again: its peak minus
+  // its current, as stats() reports them (See Note [Active mirrors allocated] in
+  // caching_allocator.cpp). The ledger's offer of headroom (Note [Device-wide peaks]).
+  void room_to_own_peak(StatCounters<SumCounter>& room) const {
+    StatCounters<SumCounter>::zip(room, stats, [](SumCounter& r, const Stat& st) { r.value = st.peak - st.current; });
+    if (active_mirrors_allocation) {
+      room.active = room.allocation;
+      room.active_bytes = room.allocated_bytes;
+    }
+  }
+
   Block* new_block() {
     if (spare_blocks.empty()) return new Block;
     Block* b = spare_blocks.back();

@@ -40,12 +40,41 @@ struct StatCounters {
     f(a.oversize_allocations, b.oversize_allocations);
     f(a.oversize_segments, b.oversize_segments);
   }
+  // f(a's counter, b's, c's) for every counter, as zip.
+  template <class A, class B, class C, class F>
+  static void zip3(A& a, B& b, C& c, F&& f) {
+#define CUDAKIT_STAT_COUNTER_ZIP3(name) \
+  for (std::size_t i = 0; i < 3; ++i) f(a.name[i], b.name[i], c.name[i]);
+    CUDAKIT_STAT_COUNTER_ARRAYS(CUDAKIT_STAT_COUNTER_ZIP3)
+#undef CUDAKIT_STAT_COUNTER_ZIP3
+    f(a.oversize_allocations, b.oversize_allocations, c.oversize_allocations);
+    f(a.oversize_segments, b.oversize_segments, c.oversize_segments);
+  }
 };
 
 // A running sum: the ledger's current of a counter.
 struct SumCounter {
   std::int64_t value = 0;
   void increase(std::int64_t amount) noexcept { value += amount; }
+  void decrease(std::int64_t amount) noexcept { value -= amount; }
+};
+
+// Set when a change through the ledger takes a sum past its peak (a LedgerCounter's increase);
+// DeviceLedger::apply() clears and reads it around one change (See Note [Reading counters just
+// written]).
+[[gnu::tls_model("initial-exec")]] inline thread_local bool t_ledger_peak_passed = false;
+
+// One counter of the device's ledger (See Note [Device-wide peaks] in device_ledger.hpp): `value`,
+// the sum over the shards of their values and unspent headroom (the ledger's bound), and `peak`,
+// the device's peak. An increase past the peak only notes it: whether that is a new peak of the
+// device, the ledger decides.
+struct LedgerCounter {
+  std::int64_t value = 0;
+  std::int64_t peak = 0;
+  void increase(std::int64_t amount) noexcept {
+    value += amount;
+    if (value > peak) t_ledger_peak_passed = true;
+  }
   void decrease(std::int64_t amount) noexcept { value -= amount; }
 };
 
@@ -58,7 +87,11 @@ struct SumCounter {
 // (notes/allocator.md), and a scalar scan with an early exit cost as much in compares. Only
 // an increase can take a counter below zero, and a shard's headroom is never overdrawn before a
 // change (settle() grants or takes the headroom back), so the increase itself notes it, in a
-// flag of the calling thread that the allocator clears before the change and reads after it.
+// flag of the calling thread that the allocator clears before the change and reads after it. The
+// ledger's sums do the same for their peaks: no sum lies above its peak between two changes (each
+// change ends with the peaks raised, or the headroom taken back until that holds), so a change
+// through the ledger passed a peak exactly when one of its increases did, and the ledger reads a
+// flag instead of comparing every sum with its peak after each change.
 
 // Set when a headroom counter goes below zero on this thread; Engine::count() clears and reads it
 // around one change (See Note [Reading counters just written]).

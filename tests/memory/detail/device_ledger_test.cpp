@@ -31,10 +31,10 @@ void count(DeviceLedger& ledger, Shard& s, Change&& change) {
   if (s.local) {
     change(s.headroom);
     if (!s.headroom.overdrawn() && !ledger.collapse_wanted()) return;
-    ledger.settle(s, &observed);
+    ledger.settle(s);
     return;
   }
-  ledger.apply(s, [&](auto& sums) { change(sums); }, &observed);
+  ledger.apply(s, [&](auto& sums) { change(sums); });
 }
 
 void allocate(DeviceLedger& ledger, Shard& s, std::int64_t bytes) {
