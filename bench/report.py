@@ -312,13 +312,17 @@ def area_tunable(out, plots):
     if not ours:
         return rows
     torch = {r["shape"]: r for r in lines if r.get("impl") == "torch"}
+    one_process = {r["shape"] for r in interleaved}
     speedups = {}
     for shape, r in ours.items():
         bound = r.get("bound_tflops")
         rows.append(row(f"{shape}: tuned vs cuBLAS default", "TFLOP/s", r["tuned_tflops"], "cuBLAS default",
                         r["default_tflops"], True, "bandwidth bound" if bound else None, bound, noise=0.02))
+        # Across two processes (tunable_bench, then torch_tunable_bench.py) clock and power state
+        # drift by more than the differences measured (notes/performance-rows.md); a shape timed
+        # in one process is compared with torch there only.
         t = torch.get(shape)
-        if t and t.get("default_tflops"):
+        if t and t.get("default_tflops") and shape not in one_process:
             rows.append(row(f"{shape}: tuned vs torch.matmul", "TFLOP/s", r["tuned_tflops"], "torch",
                             t["default_tflops"], True, noise=0.03))
         speedups[shape] = r["default_ms"] / r["tuned_ms"]
