@@ -45,7 +45,17 @@ Registry& registry() {
 // Per thread and device: the pool allocations go to (use_mem_pool). Behind a pointer, made at
 // the thread's first exchange: the 64 devices' ids inline were 1 KiB of static TLS, and a library
 // loaded by dlopen after start-up (Python importing cudakit) must fit glibc's small surplus of it.
-thread_local std::unique_ptr<std::array<PoolId, kMaxDevices>> t_current_pools;
+// Every allocation reads the pointer, so it is a plain initial-exec pointer (one load; eight bytes
+// fit the surplus, as the allocator's other thread-locals do); a thread_local with a destructor
+// would need a guard reached through __tls_get_addr on each read. The table's owner, which frees
+// it when the thread ends, is touched only where the table is made.
+using PoolTable = std::array<PoolId, kMaxDevices>;
+[[gnu::tls_model("initial-exec")]] thread_local PoolTable* t_current_pools = nullptr;
+struct PoolTableOwner {
+  std::unique_ptr<PoolTable> table;
+  ~PoolTableOwner() { t_current_pools = nullptr; }
+};
+thread_local PoolTableOwner t_current_pools_owner;
 
 // Refuses an ordinal outside the tables indexed by it (0 to kMaxDevices - 1).
 void check_device_ordinal(int device, const char* api) {
@@ -82,7 +92,10 @@ PoolId current_pool(int device) {
 
 PoolId exchange_current_pool(int device, PoolId pool) {
   check_device_ordinal(device, "exchange_current_pool");
-  if (!t_current_pools) t_current_pools = std::make_unique<std::array<PoolId, kMaxDevices>>();
+  if (!t_current_pools) {
+    t_current_pools_owner.table = std::make_unique<PoolTable>();
+    t_current_pools = t_current_pools_owner.table.get();
+  }
   return std::exchange((*t_current_pools)[static_cast<std::size_t>(device)], pool);
 }
 
