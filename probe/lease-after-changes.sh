@@ -9,12 +9,13 @@
 # 3. the model forward at 4 x 64 tokens, plain and through route_torch() (forward.txt);
 # 4. scripts/device-bench.sh part alloc (the allocator table, trace replays in turn with torch);
 # 5. probe/growth_cost.cpp.
-# Everything but part 1's files goes into one archive, rest.tgz, written last.
+# Everything but part 1's files goes into one archive, rest.tgz, rewritten as each part ends.
 set -uo pipefail
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/rest
 start=$SECONDS
-stamp() { echo "[$((SECONDS - start)) s] $*"; }
+# Each part's end packs what exists so far, so a call cut short still hands back its parts.
+stamp() { echo "[$((SECONDS - start)) s] $*"; tar -czf "$out/rest.tgz" -C /tmp rest 2>/dev/null; }
 python3 -c "import tarfile; tarfile.open('gpu-bundle-ab/gpu-bundle.tar.xz').extractall('.')"
 [ -d gpu-bundle-old ] || python3 -c "import tarfile; tarfile.open('gpu-bundle-ab/bundles.tar.xz').extractall('.')"
 mkdir -p gpu-bundle/data
@@ -34,6 +35,5 @@ stamp "alloc part done"
 g++ -O2 -std=c++20 -I/usr/local/cuda/include probe/growth_cost.cpp -L/usr/local/cuda/lib64 -lcudart -o /tmp/growth_cost &&
   LD_LIBRARY_PATH=/usr/local/cuda/lib64 timeout 60 /tmp/growth_cost > /tmp/rest/growth_cost.txt 2>&1
 stamp "growth probe done"
-tar -czf "$out/rest.tgz" -C /tmp rest 2>/dev/null
 grep -h "cudakit/torch\|forward (" /tmp/rest/forward.txt | tail -4
 cat /tmp/rest/growth_cost.txt
