@@ -75,7 +75,9 @@ void DeviceLedger::give_back_held(Shard& s) {
 
 // Headroom for s out of the slack under the peaks, counter by counter: up to s's own peak (at
 // most half the slack, so that one shard does not take it all), and with `overdrawn_only` at
-// least what s overdrew (nothing granted, false, where the slack cannot cover that).
+// least what s overdrew (nothing granted, false, where the slack cannot cover that). A counter
+// with headroom left keeps it as it is: a settlement is asked for by the one or two counters
+// overdrawn (the count of blocks, mostly), and topping up the others cost most of its time.
 bool DeviceLedger::grant(Shard& s, bool overdrawn_only) {
   if (overdrawn_only) {
     bool covered = true;
@@ -88,6 +90,7 @@ bool DeviceLedger::grant(Shard& s, bool overdrawn_only) {
   s.room_to_own_peak(room);
   bool any = false;
   StatCounters<LedgerCounter>::zip3(sums_, s.headroom, room, [&](LedgerCounter& c, HeadroomCounter& h, const SumCounter& r) {
+    if (h.left > 0) return;
     const std::int64_t slack = std::max<std::int64_t>(0, c.peak - c.value);
     const std::int64_t need = std::max<std::int64_t>(0, -h.left);
     const std::int64_t add = std::max(need, std::min(slack / 2, need + std::max<std::int64_t>(0, r.value)));
