@@ -2,38 +2,49 @@
 # On the GPU machine, from the repository root, one call of under ten minutes, with
 # gpu-bundle-ab/ carried (gpu-bundle.tar.xz: the staged bundle of the commit under test, xz'd so
 # that it travels beside the A/B's bundles.tar.xz: c40a480 and 008048f slim). In order of need,
-# each part bounded by its own timeout:
-# 1. probe/tier-py.sh: the GPU tier and the Python suite (gpu.log, pybuild.log, pytest.log);
-# 2. scripts/device-ab.sh of c40a480 against this bundle, allocator and core rows, ROUNDS
-#    processes each (default 4), alternating (issue 41's A/B);
-# 3. the model forward at 4 x 64 tokens, plain and through route_torch() (forward.txt);
-# 4. scripts/device-bench.sh part alloc (the allocator table, trace replays in turn with torch);
-# 5. probe/growth_cost.cpp.
-# Everything but part 1's files goes into one archive, rest.tgz, rewritten as each part ends.
+# each part bounded by its own timeout, so that a call cut short by the session's device time
+# still has the first ones:
+# 1. the GPU tier (gpu.log);
+# 2. scripts/device-ab.sh of c40a480 against this bundle, allocator rows, ROUNDS processes each
+#    (default 3), alternating (issue 41's A/B);
+# 3. the Python module built there, the model forward at 4 x 64 tokens plain and through
+#    route_torch() (forward.txt);
+# 4. the Python suite (pytest.log);
+# 5. scripts/device-bench.sh part alloc; 6. probe/growth_cost.cpp.
+# Parts 2-6 go into one archive, rest.tgz, rewritten as each part ends.
 set -uo pipefail
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/rest
 start=$SECONDS
-# Each part's end packs what exists so far, so a call cut short still hands back its parts.
 stamp() { echo "[$((SECONDS - start)) s] $*"; tar -czf "$out/rest.tgz" -C /tmp rest 2>/dev/null; }
 python3 -c "import tarfile; tarfile.open('gpu-bundle-ab/gpu-bundle.tar.xz').extractall('.')"
 [ -d gpu-bundle-old ] || python3 -c "import tarfile; tarfile.open('gpu-bundle-ab/bundles.tar.xz').extractall('.')"
 mkdir -p gpu-bundle/data
 ln -sfn "$PWD/tests/data/alloc-traces" gpu-bundle/data/alloc-traces
-stamp "bundle $(cat gpu-bundle/COMMIT)"
-OUT=$out bash probe/tier-py.sh
-stamp "tier and Python suite done"
-OUT=/tmp/rest/ab ROUNDS=${ROUNDS:-4} AB_PARTS="alloc core" timeout 200 bash scripts/device-ab.sh "$PWD/gpu-bundle-old" \
+export CUDAKIT_TEST_DATA_DIR=$PWD/tests/data PYTHONUNBUFFERED=1
+source scripts/device-env.sh "$PWD/gpu-bundle"
+echo "bundle $(cat gpu-bundle/COMMIT); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+timeout 200 gpu-bundle/bin/cudakit_gpu_tests > "$out/gpu.log" 2>&1
+echo "gpu tests rc=$?"
+grep -E "^\[  (PASSED|FAILED) |^\[  SKIPPED \] [0-9]+" "$out/gpu.log" | tail -5
+grep -B3 -A14 "Failure" "$out/gpu.log" | head -60
+stamp "GPU tier done"
+OUT=/tmp/rest/ab ROUNDS=${ROUNDS:-3} AB_PARTS=alloc timeout 90 bash scripts/device-ab.sh "$PWD/gpu-bundle-old" \
   "$PWD/gpu-bundle" > /tmp/rest/ab.txt 2>&1
+grep -E "pair_1MiB|gpt_train.ns|serve_kv.ns" /tmp/rest/ab.txt | head -8
 stamp "A/B done"
-PYTHONPATH=$PWD/build-python PYTHONUNBUFFERED=1 timeout 120 python3 bench/torch_model_forward_bench.py --batch 4 --seq 64 \
+CUDAKIT_JOBS=16 timeout 100 bash python/build-on-device.sh build-python > /tmp/rest/pybuild.log 2>&1
+PYTHONPATH=$PWD/build-python timeout 90 python3 bench/torch_model_forward_bench.py --batch 4 --seq 64 \
   --rounds 20 --forwards 10 > /tmp/rest/forward.txt 2>&1
+grep -h "forward (" /tmp/rest/forward.txt
 stamp "forward done"
+(cd python/tests && PYTHONPATH=$PWD/../../build-python timeout 140 python3 -m pytest -q -rs -p no:cacheprovider \
+   --timeout=45 --timeout-method=thread . > "$out/pytest.log" 2>&1)
+grep -E "^(FAILED|ERROR)|[0-9]+ passed|[0-9]+ failed" "$out/pytest.log" | tail -5
+stamp "Python suite done"
 PYTHONPATH=$PWD/build-python SKIP_TIER=1 PARTS=alloc OUT=/tmp/rest/bench timeout 200 scripts/device-bench.sh \
   > /tmp/rest/bench.log 2>&1
 stamp "alloc part done"
 g++ -O2 -std=c++20 -I/usr/local/cuda/include probe/growth_cost.cpp -L/usr/local/cuda/lib64 -lcudart -o /tmp/growth_cost &&
-  LD_LIBRARY_PATH=/usr/local/cuda/lib64 timeout 60 /tmp/growth_cost > /tmp/rest/growth_cost.txt 2>&1
+  LD_LIBRARY_PATH=/usr/local/cuda/lib64 timeout 40 /tmp/growth_cost > /tmp/rest/growth_cost.txt 2>&1
 stamp "growth probe done"
-grep -h "cudakit/torch\|forward (" /tmp/rest/forward.txt | tail -4
-cat /tmp/rest/growth_cost.txt
