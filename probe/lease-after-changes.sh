@@ -8,7 +8,7 @@
 # 2. scripts/device-ab.sh of c40a480 against this bundle, allocator rows, ROUNDS processes each
 #    (default 3), alternating (issue 41's A/B);
 # 3. the Python module built there, the model forward at 4 x 64 tokens plain and through
-#    route_torch() (forward.txt);
+#    route_torch() (forward.txt), and GPT-2's profiled (probe/forward_profile.py);
 # 4. the Python suite (pytest.log);
 # 5. scripts/device-bench.sh part alloc; 6. probe/growth_cost.cpp.
 # Parts 2-6 go into one archive, rest.tgz, rewritten as each part ends.
@@ -37,6 +37,8 @@ CUDAKIT_JOBS=16 timeout 100 bash python/build-on-device.sh build-python > /tmp/r
 PYTHONPATH=$PWD/build-python timeout 90 python3 bench/torch_model_forward_bench.py --batch 4 --seq 64 \
   --rounds 20 --forwards 10 > /tmp/rest/forward.txt 2>&1
 grep -h "forward (" /tmp/rest/forward.txt
+PYTHONPATH=$PWD/build-python timeout 60 python3 probe/forward_profile.py --model gpt2 > /tmp/rest/forward_profile.txt 2>&1
+head -12 /tmp/rest/forward_profile.txt
 stamp "forward done"
 (cd python/tests && PYTHONPATH=$PWD/../../build-python timeout 140 python3 -m pytest -q -rs -p no:cacheprovider \
    --timeout=45 --timeout-method=thread . > "$out/pytest.log" 2>&1)
