@@ -90,10 +90,11 @@ bool DeviceLedger::grant(Shard& s, bool overdrawn_only) {
   s.room_to_own_peak(room);
   bool any = false;
   StatCounters<LedgerCounter>::zip3(sums_, s.headroom, room, [&](LedgerCounter& c, HeadroomCounter& h, const SumCounter& r) {
-    if (h.left > 0) return;
+    // Nothing to add where headroom is left, or where none was spent and s is at its own peak.
+    if (h.left > 0 || (h.left == 0 && r.value <= 0)) return;
     const std::int64_t slack = std::max<std::int64_t>(0, c.peak - c.value);
     const std::int64_t need = std::max<std::int64_t>(0, -h.left);
-    const std::int64_t add = std::max(need, std::min(slack / 2, need + std::max<std::int64_t>(0, r.value)));
+    const std::int64_t add = std::max(need, std::min(slack >> 1, need + std::max<std::int64_t>(0, r.value)));
     c.value += add;
     h.left += add;
     any |= add > 0;
