@@ -82,6 +82,32 @@ TEST(DeviceLedger, AShardAlternatingOutOfStepGetsHeadroom) {
   EXPECT_EQ(device.reserved_bytes[0].peak, 2 * MiB);
 }
 
+// A change through the ledger notes that it passed a peak as it increases (See Note [Reading
+// counters just written]): past the device's peak while the other shard holds headroom, the
+// headroom is taken back and the exact sum, still under the peak, leaves it; past it with no
+// headroom anywhere, the peak rises to the sum at once.
+TEST(DeviceLedger, AChangePastThePeakIsTheDevicesExactly) {
+  TwoShards t;
+  allocate(t.ledger, t.second, 8 * MiB);
+  free(t.ledger, t.second, 8 * MiB);
+  for (int i = 0; i < 40; ++i) {  // below its own peak: the second shard is granted headroom
+    allocate(t.ledger, t.second, MiB);
+    free(t.ledger, t.second, MiB);
+  }
+  ASSERT_TRUE(t.second.local);
+  allocate(t.ledger, t.first, 6 * MiB);  // bound with the headroom passes 8 MiB; the sum does not
+  MemoryStats device;
+  t.ledger.read(device);
+  EXPECT_EQ(device.allocated_bytes[0].peak, 8 * MiB);
+  EXPECT_EQ(device.allocated_bytes[0].current, 6 * MiB);
+  allocate(t.ledger, t.second, 3 * MiB);  // the sum passes 8 MiB: 9 is the new peak
+  free(t.ledger, t.first, 6 * MiB);
+  t.ledger.read(device);
+  EXPECT_EQ(device.allocated_bytes[0].peak, 9 * MiB);
+  EXPECT_EQ(device.allocated_bytes[0].current, 3 * MiB);
+  EXPECT_EQ(device.allocation[0].peak, 2);
+}
+
 // Every peak the ledger reports is the highest sum of the shards' values at one moment, whatever
 // the shards' grants and collapses (partial ones among them: Note [Collapsing only as far as
 // needed]), against a reference that adds everything up after each change.
