@@ -32,6 +32,16 @@ double per_call_us(const auto& call, int calls = 20000) {
   return rounds[2];
 }
 
+// One look as the allocator makes it: the thread's capture mode exchanged for `relaxed` around
+// `query`, then back (the runtime's and the driver's exchange differ only in their types).
+template <class Mode, class Exchange, class Query>
+void relaxed_around(Mode relaxed, Exchange exchange, Query query) {
+  Mode mode = relaxed;
+  exchange(&mode);
+  query();
+  exchange(&mode);
+}
+
 template <class F>
 F entry_point(const char* name) {
   void* fn = nullptr;
@@ -63,19 +73,14 @@ int main() {
   std::printf("  cudaStreamQuery                                      %.3f\n",
               per_call_us([&] { (void)cudaStreamQuery(stream); }));
   std::printf("  relaxed capture mode around cudaStreamQuery (idle()) %.3f\n", per_call_us([&] {
-                cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-                cudaThreadExchangeStreamCaptureMode(&mode);
-                (void)cudaStreamQuery(stream);
-                cudaThreadExchangeStreamCaptureMode(&mode);
+                relaxed_around(cudaStreamCaptureModeRelaxed, cudaThreadExchangeStreamCaptureMode,
+                               [&] { (void)cudaStreamQuery(stream); });
               }));
   if (cu_query && cu_exchange) {
     std::printf("  cuStreamQuery                                        %.3f\n",
                 per_call_us([&] { (void)cu_query(cu_stream); }));
     std::printf("  relaxed capture mode around cuStreamQuery            %.3f\n", per_call_us([&] {
-                  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-                  cu_exchange(&mode);
-                  (void)cu_query(cu_stream);
-                  cu_exchange(&mode);
+                  relaxed_around(CU_STREAM_CAPTURE_MODE_RELAXED, cu_exchange, [&] { (void)cu_query(cu_stream); });
                 }));
   }
   std::printf("  cudaEventRecord + cudaEventQuery                     %.3f\n", per_call_us([&] {
