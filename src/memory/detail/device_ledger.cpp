@@ -39,12 +39,12 @@ void DeviceLedger::start(const MemoryStats& only_shard) {
 
 bool DeviceLedger::above_peaks() const {
   bool above = false;
-  StatCounters<LedgerCounter>::zip(sums_, sums_, [&](const LedgerCounter& c, const LedgerCounter&) { above |= c.value > c.peak; });
+  StatCounters<LedgerCounter>::each(sums_, [&](const LedgerCounter& c) { above |= c.value > c.peak; });
   return above;
 }
 
 void DeviceLedger::raise_peaks() {
-  StatCounters<LedgerCounter>::zip(sums_, sums_, [](LedgerCounter& c, const LedgerCounter&) { c.peak = std::max(c.peak, c.value); });
+  StatCounters<LedgerCounter>::each(sums_, [](LedgerCounter& c) { c.peak = std::max(c.peak, c.value); });
 }
 
 void DeviceLedger::want_collapse() {
@@ -198,7 +198,7 @@ void DeviceLedger::reset_peaks() {
   want_collapse();
   lock_.unlock();
   collapse();
-  StatCounters<LedgerCounter>::zip(sums_, sums_, [](LedgerCounter& c, const LedgerCounter&) { c.peak = c.value; });
+  StatCounters<LedgerCounter>::each(sums_, [](LedgerCounter& c) { c.peak = c.value; });
   collapse_done();
   lock_.unlock();
 }

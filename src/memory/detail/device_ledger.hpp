@@ -106,7 +106,7 @@ class [[gnu::visibility("hidden")]] DeviceLedger {
   mutable SpinLock lock_;
   alignas(64) StatCounters<LedgerCounter> sums_;  // each counter's bound and peak, under lock_
   std::vector<Shard*> with_headroom_;             // under lock_
-  int collapses_wanted_ = 0;                    // under lock_
+  int collapses_wanted_ = 0;                      // under lock_
   alignas(64) std::atomic<bool> wanted_{false};
   std::atomic<bool> active_{false};
   std::mutex creation_mutex_;

@@ -40,6 +40,11 @@ struct StatCounters {
     f(a.oversize_allocations, b.oversize_allocations);
     f(a.oversize_segments, b.oversize_segments);
   }
+  // f(a's counter) for every counter of a.
+  template <class A, class F>
+  static void each(A& a, F&& f) {
+    zip(a, a, [&](auto& counter, auto&) { f(counter); });
+  }
   // f(a's counter, b's, c's) for every counter, as zip.
   template <class A, class B, class C, class F>
   static void zip3(A& a, B& b, C& c, F&& f) {
