@@ -319,7 +319,26 @@ std::uint64_t CudaStreamEvents::stream_serial(StreamKey stream) {
   return detail::known_stream_serial(reinterpret_cast<cudaStream_t>(stream));
 }
 
+// Note [Idle looks through the driver]
+// A stream that lends memory to others is asked whether it is idle about once per block lent
+// (Note [A mark with nothing to cover]), and the look is host time on the allocation's path. Its
+// three runtime calls (the capture mode exchanged, cudaStreamQuery, the mode back) cost close to
+// twice what the same three calls cost through the driver's entry points (notes/allocator.md,
+// probe/call_costs.cpp): the runtime's wrappers, not the query, are most of it. So the look goes
+// to the driver. The driver answers for the null stream from the thread's current context, where
+// the runtime first makes the current device's primary context current: with no current context
+// the driver refuses, and the runtime is asked instead.
 bool CudaStreamEvents::idle(StreamKey stream) {
+  const auto& drv = detail::driver();
+  if (drv.cuStreamQuery && drv.cuThreadExchangeStreamCaptureMode) [[likely]] {
+    // Relaxed around the query: See Note [Queries during another thread's capture].
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (drv.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS) {
+      const CUresult status = drv.cuStreamQuery(reinterpret_cast<CUstream>(stream));
+      (void)drv.cuThreadExchangeStreamCaptureMode(&mode);
+      if (status != CUDA_ERROR_INVALID_CONTEXT) return status == CUDA_SUCCESS;
+    }
+  }
   RelaxedCaptureMode relaxed;  // See Note [Queries during another thread's capture].
   const cudaError_t status = cudaStreamQuery(reinterpret_cast<cudaStream_t>(stream));
   if (status == cudaSuccess) return true;

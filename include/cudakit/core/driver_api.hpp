@@ -74,6 +74,8 @@ using PFN_StreamGetCtxWithGreen = CUresult (*)(CUstream, CUcontext*, CUgreenCtx*
   X(cuGraphExecDestroy, 12000)                    \
   X(cuGraphDestroy, 12000)                        \
   X(cuStreamIsCapturing, 12000)                   \
+  X(cuStreamQuery, 12000)                         \
+  X(cuThreadExchangeStreamCaptureMode, 12000)     \
   X(cuFuncLoad, 12040)                             \
   X(cuGreenCtxGetDevResource, 13000)              \
   X(cuCtxGetDevResource, 13000)
