@@ -5,12 +5,12 @@
 # each part bounded by its own timeout, so that a call cut short by the session's device time
 # still has the first ones:
 # 1. the GPU tier (gpu.log);
-# 2. scripts/device-ab.sh of c40a480 against this bundle, allocator rows, ROUNDS processes each
-#    (default 3), alternating (issue 41's A/B);
-# 3. the Python module built there, the model forward at 4 x 64 tokens plain and through
+# 2. the Python module built there, the model forward at 4 x 64 tokens plain and through
 #    route_torch() (forward.txt), and GPT-2's profiled (probe/forward_profile.py);
-# 4. the Python suite (pytest.log);
-# 5. scripts/device-bench.sh part alloc; 6. probe/growth_cost.cpp.
+# 3. probe/growth_cost.cpp, and scripts/device-bench.sh part core;
+# 4. scripts/device-ab.sh of c40a480 against this bundle, allocator rows, ROUNDS processes each
+#    (default 3), alternating (issue 41's A/B);
+# 5. the Python suite (pytest.log); 6. scripts/device-bench.sh part alloc.
 # Parts 2-6 go into one archive, rest.tgz, rewritten as each part ends.
 set -uo pipefail
 out=${OUT:-/tmp/out}
@@ -29,10 +29,6 @@ echo "gpu tests rc=$?"
 grep -E "^\[  (PASSED|FAILED) |^\[  SKIPPED \] [0-9]+" "$out/gpu.log" | tail -5
 grep -B3 -A14 "Failure" "$out/gpu.log" | head -60
 stamp "GPU tier done"
-OUT=/tmp/rest/ab ROUNDS=${ROUNDS:-3} AB_PARTS=alloc timeout 90 bash scripts/device-ab.sh "$PWD/gpu-bundle-old" \
-  "$PWD/gpu-bundle" > /tmp/rest/ab.txt 2>&1
-grep -E "pair_1MiB|gpt_train.ns|serve_kv.ns" /tmp/rest/ab.txt | head -8
-stamp "A/B done"
 CUDAKIT_JOBS=16 timeout 100 bash python/build-on-device.sh build-python > /tmp/rest/pybuild.log 2>&1
 PYTHONPATH=$PWD/build-python timeout 90 python3 bench/torch_model_forward_bench.py --batch 4 --seq 64 \
   --rounds 20 --forwards 10 > /tmp/rest/forward.txt 2>&1
@@ -40,6 +36,15 @@ grep -h "forward (" /tmp/rest/forward.txt
 PYTHONPATH=$PWD/build-python timeout 60 python3 probe/forward_profile.py --model gpt2 > /tmp/rest/forward_profile.txt 2>&1
 head -12 /tmp/rest/forward_profile.txt
 stamp "forward done"
+g++ -O2 -std=c++20 -I/usr/local/cuda/include probe/growth_cost.cpp -L/usr/local/cuda/lib64 -lcudart -o /tmp/growth_cost &&
+  LD_LIBRARY_PATH=/usr/local/cuda/lib64 timeout 40 /tmp/growth_cost > /tmp/rest/growth_cost.txt 2>&1
+stamp "growth probe done"
+SKIP_TIER=1 PARTS=core OUT=/tmp/rest/core timeout 60 scripts/device-bench.sh > /tmp/rest/core.log 2>&1
+stamp "core part done"
+OUT=/tmp/rest/ab ROUNDS=${ROUNDS:-3} AB_PARTS=alloc timeout 90 bash scripts/device-ab.sh "$PWD/gpu-bundle-old" \
+  "$PWD/gpu-bundle" > /tmp/rest/ab.txt 2>&1
+grep -E "pair_1MiB|gpt_train.ns|serve_kv.ns" /tmp/rest/ab.txt | head -8
+stamp "A/B done"
 (cd python/tests && PYTHONPATH=$PWD/../../build-python timeout 140 python3 -m pytest -q -rs -p no:cacheprovider \
    --timeout=45 --timeout-method=thread . > "$out/pytest.log" 2>&1)
 grep -E "^(FAILED|ERROR)|[0-9]+ passed|[0-9]+ failed" "$out/pytest.log" | tail -5
@@ -47,6 +52,3 @@ stamp "Python suite done"
 PYTHONPATH=$PWD/build-python SKIP_TIER=1 PARTS=alloc OUT=/tmp/rest/bench timeout 200 scripts/device-bench.sh \
   > /tmp/rest/bench.log 2>&1
 stamp "alloc part done"
-g++ -O2 -std=c++20 -I/usr/local/cuda/include probe/growth_cost.cpp -L/usr/local/cuda/lib64 -lcudart -o /tmp/growth_cost &&
-  LD_LIBRARY_PATH=/usr/local/cuda/lib64 timeout 40 /tmp/growth_cost > /tmp/rest/growth_cost.txt 2>&1
-stamp "growth probe done"
