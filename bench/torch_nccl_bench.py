@@ -2,7 +2,8 @@
 """torch.distributed's side of bench/nccl_bench.cpp, measured the same way: one process per GPU
 (spawned with torch.multiprocessing, no torchrun), init_process_group("nccl") through the
 environment, every operation over sizes 8 B .. 1 GiB (x4 apart), time per operation with a host
-timer around `iterations` calls and one synchronize, algbw and busbw as nccl-tests define them.
+timer around `iterations` calls and one synchronize (the median of three such blocks), algbw and
+busbw as nccl-tests define them.
 One JSON line per (operation, size), from rank 0.
 Run:  python3 bench/torch_nccl_bench.py [--processes N] [--min-bytes B] [--max-bytes B] [--ops a,b]"""
 import argparse
@@ -63,11 +64,14 @@ def worker(rank, n, port, args):
             for _ in range(args.warmup):
                 issue(op, rank, n, inp, out, count)
             torch.cuda.synchronize()
-            start = time.perf_counter()
-            for _ in range(iterations):
-                issue(op, rank, n, inp, out, count)
-            torch.cuda.synchronize()
-            us = (time.perf_counter() - start) * 1e6 / iterations
+            blocks = []  # three timed blocks, their median (Note [Timed blocks of collectives], nccl_bench.cpp)
+            for _ in range(3):
+                start = time.perf_counter()
+                for _ in range(iterations):
+                    issue(op, rank, n, inp, out, count)
+                torch.cuda.synchronize()
+                blocks.append((time.perf_counter() - start) * 1e6 / iterations)
+            us = sorted(blocks)[1]
             algbw = size / us / 1e3
             if rank == 0:
                 print(json.dumps({"bench": "nccl", "impl": "torch", "mode": "multi_process", "op": op, "bytes": size, "ranks": n,

@@ -78,6 +78,16 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(jit["axpy_2^28_float32_GBps"]["of_limit"], 3900 / 4000)
         self.assertAlmostEqual(jit["cached_call_host_us"]["vs_peer"], 5.0)
 
+    def test_a_trace_replayed_in_turn_with_torch_is_its_row(self):
+        with open(os.path.join(self.out, "alloc.jsonl"), "a") as f:
+            for allocator, ns in (("cudakit", 120), ("torch", 360)):
+                f.write(json.dumps(alloc_line(allocator, "serve.ns_per_op.in_turn_cudakit_torch", ns, "ns/op")) + "\n")
+        rows = {r["case"]: r for r in self.area(report.build(self.out, "abc1234", "2026-12-01"), "alloc")["rows"]}
+        self.assertNotIn("serve: ns per op", rows)  # the two processes' figures (100 and 250) are not the row
+        in_turn = rows["serve: ns per op, in turn with torch in one process"]
+        self.assertEqual((in_turn["cudakit"], in_turn["peer_value"]), (120, 360))
+        self.assertAlmostEqual(in_turn["vs_peer"], 3.0)
+
     def test_parts_without_output_and_announced_skips_are_listed(self):
         built = report.build(self.out)
         skipped = {s["part"]: s["why"] for s in built["skipped"]}
