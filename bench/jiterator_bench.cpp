@@ -19,9 +19,10 @@
 // A new process's first call of a kernel no cache knows: NVRTC opened, the kernel compiled and
 // loaded, the launch. What it does not measure is reading libnvrtc (109 MB with its builtins)
 // from the disk: that happens once per boot of the machine, for the first program to use NVRTC,
-// and costs what the disk costs (106 ms on a fresh lent machine, 2026-12-02). So the cold figure
-// is the median of three fresh processes after a first one, whose figures are printed apart with
-// "_first_process" appended; the peers (bench/torch_jiterator_bench.py) are measured the same way.
+// and costs what the disk costs (a tenth of a second on a fresh lent machine: notes/jiterator.md).
+// So the cold figure is the median of three fresh processes after a first one, whose figures are
+// printed apart with "_first_process" appended; the peers (bench/torch_jiterator_bench.py) are
+// measured the same way.
 
 #include <cuda_runtime_api.h>
 #include <unistd.h>
@@ -340,7 +341,7 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--split-child") return split_child(argv[2]);
   if (argc == 3 && std::string(argv[1]) == "--cold-child") return cold_child(argv[2]);
   // The host part compiles a kernel: run first, it would open and warm NVRTC before the cold
-  // figures (the 2026-12-01 run's "cold" 8.7 ms was such a warm compile). So it runs last here.
+  // figures (an early run's "cold" figure was such a warm compile). So it runs last here.
   if (argc == 2 && std::string(argv[1]) == "--host") {
     host_part();
     return 0;

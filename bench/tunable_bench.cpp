@@ -157,9 +157,9 @@ enum class Issue { host, graph };
 // so Issue::graph captures up to 64 calls of a solution on the rotating copies and times
 // replays of that graph: the GPU's time per call, the gaps between kernels included. A solution
 // that cannot be captured is timed from the host and says so. Issue::host keeps the host-issued
-// figure beside it for the decode shapes: on the 2026-12-01 runs (963839b, 0a9d62b) it was
-// 4-11% slower for bf16 and fp32, 18-21% for fp16 and fp8, so the host was in the way on some
-// calls, not the bound of the 32 MiB shapes (notes/tunable.md: a ~1.75 us fixed cost a kernel).
+// figure beside it for the decode shapes: it was slower by several percent, more for fp16 and
+// fp8, so the host was in the way on some calls, not the bound of the 32 MiB shapes
+// (notes/tunable.md has the runs, and the fixed cost a kernel).
 std::vector<double> time_distinct_solutions(const GemmKey& key, const Buffers& buf,
                                             const std::vector<Solution>& solutions, StreamRef stream, Issue issue) {
   Event start(EventFlags{.enable_timing = true}), stop(EventFlags{.enable_timing = true});
@@ -205,9 +205,8 @@ std::vector<double> time_distinct_solutions(const GemmKey& key, const Buffers& b
 }
 
 // time_distinct_solutions for `solutions`, a solution listed twice (the tuner kept Default, say)
-// timed once: two timings of one solution differ by the benchmark's own spread alone (2026-12-02,
-// b6208ef: fp8 4096x14336x4096's Default 0.4053 ms against itself as "tuned" 0.4173), which would
-// read as the tuner losing 3%.
+// timed once: two timings of one solution differ by the benchmark's own spread alone (a few
+// percent on an fp8 shape, notes/tunable.md), which would read as the tuner losing.
 std::vector<double> time_solutions(const GemmKey& key, const Buffers& buf, const std::vector<Solution>& solutions,
                                    StreamRef stream, Issue issue) {
   std::vector<Solution> distinct;
@@ -244,9 +243,9 @@ double measured_copy_bandwidth(StreamRef stream) {
 
 // Note [A warm GPU before the first shape]
 // An H200 that has been idle runs its first GEMMs at a boost clock that sustained work does not
-// keep: 4096^3 bfloat16 cuBLAS went from 773 TFLOP/s in a process's first timing to 692 once warm
-// (2026-12-02), and torch's bench, which timed its first shape straight after start-up, had
-// 816 against cudakit's 685 on it. So both benches first run bfloat16 4096^3 GEMMs back to back
+// keep: a process's first timing of 4096^3 bfloat16 read about a tenth above the warm figure,
+// and torch's bench, which timed its first shape straight after start-up, read ahead of cudakit's
+// by that much on it (notes/tunable.md). So both benches first run bfloat16 4096^3 GEMMs back to back
 // for a second (bench/torch_tunable_bench.py, warm_up_gpu, does the same), and every shape is
 // timed in the state sustained work runs in.
 void warm_up_gpu(StreamRef stream) {

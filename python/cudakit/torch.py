@@ -63,10 +63,10 @@ def use_cudakit_allocator():
 
 
 # Note [Exchange with torch in a microsecond]
-# torch.from_dlpack(x) costs about 10 us on the H200 machine (2026-12-01), 6 of them in
-# torch.cuda.current_stream(), which it asks for the stream argument; torch.Tensor.__dlpack__ is
-# Python too (5 us, 19 with a stream). Underneath are torch._C._from_dlpack and _to_dlpack (0.3
-# us each) and torch._C._cuda_getCurrentRawStream (0.1 us). to_torch and from_torch use those
+# torch.from_dlpack(x) spends most of its time in torch.cuda.current_stream(), which it asks for
+# the stream argument, and torch.Tensor.__dlpack__ is Python too; underneath are
+# torch._C._from_dlpack and _to_dlpack and torch._C._cuda_getCurrentRawStream, a small fraction of
+# that each (the figures: notes/python.md). to_torch and from_torch use those
 # and keep the protocol's ordering themselves, in C++ (_capsule_for_torch,
 # _array_from_torch_capsule): torch's current stream is ordered after cudakit's before torch gets
 # the capsule, cudakit's after torch's before cudakit takes torch's, by an event where they are two

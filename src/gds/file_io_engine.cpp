@@ -267,12 +267,12 @@ void finish_report(IoReport& report, const ByteCounts& counts, int threads, cons
 
 // Note [Cold reads through the page cache]
 // O_DIRECT is not always the fastest way to read a file the page cache does not hold. On the lent
-// H200 machines (2026-12-02 and 12-04) the engine's O_DIRECT load ran at 99% of the disk's own
-// O_DIRECT read (1.61 of 1.63 GB/s), yet torch's single buffered read into pinned memory reached
-// 1.97 GB/s: that virtual disk serves the kernel's large read-ahead better than many direct
-// requests. So a load can read its cold chunks through the page cache, each asked of the kernel
-// (POSIX_FADV_WILLNEED) a round of threads before a thread reaches it, so that the disk sees large
-// requests while earlier chunks are copied. Which way wins depends on the disk, so by default
+// machines the engine's O_DIRECT load ran at the disk's own O_DIRECT rate, yet torch's single
+// buffered read into pinned memory was faster (notes/gds.md has the runs): that virtual disk
+// serves the kernel's large read-ahead better than many direct requests. So a load can read its
+// cold chunks through the page cache, each asked of the kernel (POSIX_FADV_WILLNEED) a round of
+// threads before a thread reaches it, so that the disk sees large requests while earlier chunks
+// are copied. Which way wins depends on the disk, so by default
 // (ColdReads::automatic) the first load in the process with at least kMeasuredRounds rounds of
 // cold chunks on a file system (st_dev) measures both: two rounds O_DIRECT, two rounds buffered,
 // timed apart, the rest of the load and every later one on that file system the faster way.
