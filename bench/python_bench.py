@@ -62,8 +62,8 @@ def paired_us(fn, peer_fn, n, rounds=21):
 
 
 # Note [Two exchanges timed in turns]
-# On 2026-12-04 (c40a480, H200) one process timed torch.from_dlpack of the same CuPy array at 7.06,
-# 7.48 and 11.1 us in three places of the run, seconds apart: the process's speed drifts (Note [A
+# One process timed torch.from_dlpack of the same CuPy array at values up to half apart in three
+# places of one run, seconds apart (notes/python.md): the process's speed drifts (Note [A
 # process's own speed]) by more than the gap between two producers. An exchange and its peer are
 # therefore timed in alternate rounds of a few thousand calls, so a slow phase of the process
 # falls on both, and each side's median is taken.
@@ -84,13 +84,13 @@ def python_loop_us():
 
 
 # Note [A process's own speed]
-# On the lent VMs a process runs torch.empty + del at ~2 us or at 3.5-5 us for its whole life,
-# whichever allocator (torch's own, cudakit's, a pass-through cache). On 2026-12-02 (edff19e,
-# H200, Firecracker) each process also timed two loops that touch no CUDA allocator: a list made
-# and dropped in pure Python and torch.empty(16) on the CPU. In most slow processes those were
-# slow too, by 1.6-2.3x, so the process, not its allocator, ran slow: the vCPU it got, not
-# anything the allocator does. A few processes were slow in the CUDA pair alone with fast loops
-# (3.4-3.9 us against 0.8 us on the CPU), under torch's own allocator and the pass-through alike.
+# On the lent VMs a process runs torch.empty + del at one of two speeds, about twice apart, for
+# its whole life, whichever allocator (torch's own, cudakit's, a pass-through cache). In a run
+# where each process also timed two loops that touch no CUDA allocator (a list made and dropped
+# in pure Python, torch.empty(16) on the CPU), most slow processes were slow in those too, so the
+# process, not its allocator, ran slow: the vCPU it got, not anything the allocator does. A few
+# processes were slow in the CUDA pair alone with fast loops, under torch's own allocator and the
+# pass-through alike (the figures: notes/python.md).
 # So each process reports its pair time beside its pure-Python loop, and the table gives the
 # median over all processes and over those that ran at the machine's full speed, the ones whose
 # loop is within FULL_SPEED_FACTOR of the run's fastest: a comparison of allocators, not of the

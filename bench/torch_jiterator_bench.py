@@ -141,7 +141,8 @@ def main():
     cache = tempfile.mkdtemp(prefix="jiterator_peers_")
     env = dict(os.environ, PYTORCH_KERNEL_CACHE_PATH=os.path.join(cache, "torch"), CUPY_CACHE_DIR=os.path.join(cache, "cupy"))
     # torch's jiterator does not make a missing PYTORCH_KERNEL_CACHE_PATH folder: it warns once and
-    # caches nothing, so its "disk-warm" call would compile (27.7-29.9 ms until 2026-12-02).
+    # caches nothing, so its "disk-warm" call would compile (as it did in the early runs:
+    # notes/jiterator.md).
     os.makedirs(env["PYTORCH_KERNEL_CACHE_PATH"], exist_ok=True)
     os.makedirs(env["CUPY_CACHE_DIR"], exist_ok=True)
     os.environ.update(env)

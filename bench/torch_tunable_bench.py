@@ -28,8 +28,8 @@ def operands(shape, copies):
     # (uniform in [-1, 1), rounded once), so both sides time the same data. torch.rand in
     # bfloat16 followed by `* 2 - 1` in bfloat16 leaves half the values multiples of 2^-7
     # (mantissas mostly zeros), and a tensor-core GEMM's power follows the bits its operands
-    # toggle; measured on 2026-12-02 (H200, 4096^3 bfloat16 torch.matmul) it moved little:
-    # 774 TFLOP/s on such operands, 765 on float32-drawn ones, 782 on zeros.
+    # toggle; measured on 4096^3 bfloat16 torch.matmul it moved little, a percent or two either
+    # way, zeros included (notes/tunable.md).
     make = torch.float32
     pairs = []
     for _ in range(copies):

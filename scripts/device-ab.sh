@@ -4,8 +4,8 @@
 #   scripts/device-ab.sh OLD_BUNDLE NEW_BUNDLE      (logs under $OUT or /tmp/cudakit-ab)
 # Allocator workloads (ROUNDS processes each, default 3, medians), core runtime overheads, random
 # numbers and graph replays, each old then new; AB_PARTS="alloc core random graphs" (the default)
-# picks among them. A process of the same binary on the lent machines can run all its rows up to
-# 1.7x slower than the next one (notes/allocator.md, 2026-12-05): compare medians of several.
+# picks among them. A process of the same binary on the lent machines can run all its rows
+# markedly slower than the next one (notes/allocator.md, 2026-12-05): compare medians of several.
 set -uo pipefail
 old=${1:?old bundle}; new=${2:?new bundle}
 out=${OUT:-/tmp/cudakit-ab}

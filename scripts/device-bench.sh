@@ -98,9 +98,9 @@ if part core; then
   # ratio moved by tenths between runs of the same code, either way (notes/performance-rows.md).
   # Now every benchmark runs 31 times, the repetitions of all of them interleaved in random order,
   # and the report takes each one's median (bench/report.py, area_core). Short repetitions (20 ms)
-  # and many of them: the machine's speed moves in steps lasting longer than one (a raw call's
-  # repetitions of 7 spread 20-50% around their mean on 2026-12-05, c8d5acb, H200), so the two
-  # sides of a pair meet every step alike and the median of 31 is not one step's value.
+  # and many of them: the machine's speed moves in steps lasting longer than one (seven
+  # repetitions of a raw call spread by tens of percent around their mean: notes/performance-rows.md),
+  # so the two sides of a pair meet every step alike and the median of 31 is not one step's value.
   "$B/bin/core_bench" --benchmark_min_time=0.02 --benchmark_repetitions=31 \
     --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true 2>&1 \
     | grep -E "^BM_" | tee "$out/core.txt"
