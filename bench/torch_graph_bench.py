@@ -56,6 +56,61 @@ def replay_gpu_ms(g, replays):
     return best
 
 
+# Note [One graph, two replayers]
+# The report's replay row compares cudakit's C++ replay of its own 8-kernel graph (graph_bench.cu,
+# its kernels cudakit's) with torch's replay, from Python, of torch's: two graphs, two processes,
+# and the lent machines run a process at one of a few speeds for its life (the same binary's
+# replay host time differs by half between processes: notes/performance-rows.md). Here one
+# process captures the same eight torch kernels into a torch.cuda.CUDAGraph and into a cudakit
+# CUDAGraph and replays both on one stream, both from Python, in alternate rounds, each replay on
+# an idle stream: the two replay paths alone, one-to-one (bench/report.py takes this row for the
+# comparison where it is present).
+def same_graph_in_turn(chain, rounds=20, per_round=50):
+    """One line per side (See Note [One graph, two replayers]); a line saying why where cudakit's
+    module is absent or the capture fails, and torch's other rows go on."""
+    try:
+        import cudakit
+    except ImportError:
+        print("same 8 torch kernels in turn: skipped (the cudakit module is not importable)")
+        return
+    try:
+        body = chain(8)
+        theirs = capture(body)
+        ours = cudakit.CUDAGraph()
+        body()  # warm-up outside the capture, as capture() does
+        torch.cuda.synchronize()
+        with cudakit.graph(ours):
+            body()
+        torch.cuda.synchronize()
+        side = torch.cuda.Stream()
+
+        def timed(replay):
+            us = []
+            for _ in range(per_round):
+                t0 = time.perf_counter()
+                replay()
+                us.append((time.perf_counter() - t0) * 1e6)
+                side.synchronize()
+            return us
+
+        # Both replay on `side`, current for torch and for cudakit, each through its bound method.
+        a, b = [], []
+        with torch.cuda.stream(side), cudakit.stream(cudakit.ExternalStream(side.cuda_stream)):
+            for _ in range(50):
+                theirs.replay()
+                ours.replay()
+            side.synchronize()
+            for r in range(rounds):
+                for g in ((ours, theirs) if r % 2 == 0 else (theirs, ours)):
+                    (a if g is ours else b).extend(timed(g.replay))
+    except Exception as e:  # a failure here must not cost torch's other rows
+        print(f"same 8 torch kernels in turn: skipped ({type(e).__name__}: {e})")
+        return
+    n = rounds * per_round
+    print(f"replay() host time, the same 8 torch kernels, one process in turn: {statistics.median(a):6.2f} us (median of {n})")
+    print(f"torch replay() host time, the same 8 torch kernels, one process in turn: {statistics.median(b):6.2f} us (median of {n})")
+
+
 def main():
     if not torch.cuda.is_available():
         print("no CUDA device: torch graph benchmark skipped")
@@ -72,6 +127,7 @@ def main():
     out = torch.empty(4096, device="cuda")
     draws = capture(lambda: out.uniform_())
     print(f"torch replay() host time, graph drawing random numbers:       {replay_host_us(draws):6.2f} us (median of 400)")
+    same_graph_in_turn(chain)
     if sys.argv[1:2] == ["--host-times"]:  # the two host-time rows alone (scripts/device-bench.sh)
         return
     thousand = capture(chain(1000))

@@ -158,6 +158,26 @@ class ReportTest(unittest.TestCase):
         one = rows["1000-kernel replay, GPU time per tiny kernel"]
         self.assertEqual((one["cudakit"], one["peer_value"], one["noise"]), (0.746, 1.013, 0.05))
 
+    def test_the_same_graph_replayed_in_turn_is_the_replay_comparison(self):
+        write(self.out, "graph.txt", [
+            "replay() host time, 8-kernel graph:                     4.47 us (median of 400)",
+            "replay() host time, the same 8 torch kernels, one process in turn:   3.10 us (median of 1000)",
+            "torch replay() host time, the same 8 torch kernels, one process in turn:   3.30 us (median of 1000)",
+            "torch 2.11.0 on NVIDIA H200",
+            "torch replay() host time, 8-kernel graph:                       4.26 us (median of 400)",
+            "replay() host time, 8-kernel graph:                     3.20 us (median of 400)",
+            "replay() host time, the same 8 torch kernels, one process in turn:   2.90 us (median of 1000)",
+            "torch replay() host time, the same 8 torch kernels, one process in turn:   3.00 us (median of 1000)",
+            "torch 2.11.0 on NVIDIA H200",
+            "torch replay() host time, 8-kernel graph:                       2.76 us (median of 400)",
+        ])
+        rows = {r["case"]: r for r in self.area(report.build(self.out), "graphs")["rows"]}
+        same = rows["replay host time, the same 8 torch kernels, one process in turn"]
+        self.assertEqual((same["cudakit"], same["peer_value"]), (3.0, 3.15))  # each side's median process
+        self.assertAlmostEqual(same["vs_peer"], 1.05)
+        eight = rows["replay host time, 8-kernel graph"]  # two graphs, two processes: cudakit's figure alone
+        self.assertEqual((eight["cudakit"], eight["peer_value"], eight["vs_peer"]), (3.835, None, None))
+
     def test_compare_reports_movement_beyond_noise_only(self):
         before = report.build(self.out, "aaa", "2026-12-01")
         a = os.path.join(self.out, "a.json")
