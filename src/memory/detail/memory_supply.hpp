@@ -42,9 +42,12 @@ namespace cudakit::memory::detail {
 // a quiet spell maps exactly what is missing. How far ahead depends on whether the shard is still
 // filling its arena for the first time or churning through memory it already has, told apart by
 // allocations served per mapped page (gpt_train stays under 2.4 for its whole first step;
-// serve_kv passes 40 before its first long request). While filling, growth goes on for a while,
-// so a streak maps up to mapped/8; once churning, a growth is a new peak that will soon stop, and
-// what is mapped past it stays reserved, so a streak maps up to mapped/16. gpt_train needs 34
+// serve_kv passes 40 before its first long request), counted from when the arena was last empty:
+// an arena that empty_cache() unmapped whole is filled again as the first time (counted from the
+// shard's first allocation, a training loop's second step after empty_cache() read as churning
+// from its first growth and took a third more growths, at more memory). While filling, growth
+// goes on for a while, so a streak maps up to mapped/8; once churning, a growth is a new peak that
+// will soon stop, and what is mapped past it stays reserved, so a streak maps up to mapped/16. gpt_train needs 34
 // growths (53 at mapped/16 throughout, 121 with no growing ahead) at 1.07 x peak allocated;
 // serve_kv 27 at 1.14 (mapped/8 throughout would overshoot its last long growth: 1.24). Any
 // switch point from 3 to 16 allocations per page gives the same figures on both traces.
@@ -166,7 +169,7 @@ struct [[gnu::visibility("hidden")]] MemorySupply {
     const std::size_t have = tail ? tail->size : 0;
     std::size_t grow = round_up(size - have, page);
     if (s.last_growth_at != 0 && s.allocations - s.last_growth_at <= kGrowthStreak) {
-      const bool churning = s.allocations >= kChurningAllocationsPerPage * (a->mapped / page);
+      const bool churning = s.allocations - s.filling_since >= kChurningAllocationsPerPage * (a->mapped / page);
       const std::size_t fraction = churning ? kAheadFractionChurning : kAheadFractionFilling;
       s.ahead = std::min({std::max(2 * s.ahead, page), kAheadMax, round_up(a->mapped / fraction, page)});
     } else {
@@ -275,6 +278,12 @@ struct [[gnu::visibility("hidden")]] MemorySupply {
           } else {
             e().insert_free(s, tail);
           }
+        }
+        if (a->mapped == 0) {
+          // Emptied: what comes next fills it again, as the first time (See Note [Growing ahead]).
+          s.filling_since = s.allocations;
+          s.last_growth_at = 0;
+          s.ahead = 0;
         }
         ++it;
         continue;

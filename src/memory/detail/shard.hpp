@@ -90,8 +90,10 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   RecentBlocks recent;
   // See Note [Active mirrors allocated] in caching_allocator.cpp.
   bool active_mirrors_allocation = true;
-  // See Note [Growing ahead] in caching_allocator.cpp.
+  // See Note [Growing ahead] in memory_supply.hpp. `filling_since`: `allocations` when the
+  // expandable arena was last empty (its allocations per mapped page count from there).
   std::uint64_t allocations = 0;
+  std::uint64_t filling_since = 0;
   std::uint64_t last_growth_at = 0;
   std::size_t ahead = 0;
 
