@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from notes_references import tracked_files  # noqa: E402  (the same notion of the tree's files)
+from notes_references import tracked_files, tree_check_main  # noqa: E402  (the same notion of the tree's files)
 
 CODE_SUFFIXES = (".cpp", ".hpp", ".h", ".cu", ".cuh", ".py", ".pyi", ".sh", ".cmake", ".in")
 # Texts where dated figures belong, and recorded data.
@@ -77,13 +77,9 @@ def self_test():
 
 
 def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    root = argv[1] if len(argv) > 1 else "."
-    found = dated_figures(root, tracked_files(root))
-    for path, line, text in found:
-        print(f"{path}:{line}: a comment with one run's figures (move them to notes/): {text}")
-    return 1 if found else 0
+    return tree_check_main(argv, self_test, dated_figures,
+                           lambda found: f"{found[0]}:{found[1]}: a comment with one run's figures "
+                                         f"(move them to notes/): {found[2]}")
 
 
 if __name__ == "__main__":

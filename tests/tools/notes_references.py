@@ -46,6 +46,19 @@ def tracked_files(root):
     return [p for p in paths if p and (not p.endswith(SKIPPED_SUFFIXES) or p.endswith("CMakeLists.txt"))]
 
 
+def tree_check_main(argv, self_test, find, describe):
+    """The command line of the tree checks beside this one (source_lengths.py, dated_figures.py):
+    `--self-test`, or ROOT (default .) whose tracked files `find(root, paths)` searches; one line
+    per finding (`describe(finding)`), exit status 1 when there is any."""
+    if argv[1:] == ["--self-test"]:
+        return self_test()
+    root = argv[1] if len(argv) > 1 else "."
+    found = find(root, tracked_files(root))
+    for finding in found:
+        print(describe(finding))
+    return 1 if found else 0
+
+
 def scan(root, paths):
     """Returns ({title: [(path, line)]} of definitions, {title: [(path, line)]} of references)."""
     definitions, references = {}, {}

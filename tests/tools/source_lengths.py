@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from notes_references import tracked_files  # noqa: E402  (the same notion of the tree's files)
+from notes_references import tracked_files, tree_check_main  # noqa: E402  (the same notion of the tree's files)
 
 LIMIT = 1000
 SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".cu", ".cuh", ".py", ".pyi", ".sh", ".js", ".cmake")
@@ -51,13 +51,8 @@ def self_test():
 
 
 def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    root = argv[1] if len(argv) > 1 else "."
-    found = too_long(root, tracked_files(root))
-    for path, lines in found:
-        print(f"{path}: {lines} lines (at most {LIMIT})")
-    return 1 if found else 0
+    return tree_check_main(argv, self_test, too_long,
+                           lambda found: f"{found[0]}: {found[1]} lines (at most {LIMIT})")
 
 
 if __name__ == "__main__":
