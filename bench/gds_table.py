@@ -78,7 +78,7 @@ def main():
     if sweep:
         print("sweep (chunk MiB x threads -> GB/s):")
         for r in sweep:
-            print(f"  {r['case']:<16} {r['chunk_bytes'] >> 20:>3} MiB x {r['io_threads']:>2}: {r['gbps']:.2f} ({r['path']})")
+            print(f"  {r['case']:<24} {r['chunk_bytes'] >> 20:>3} MiB x {r['io_threads']:>2}: {r['gbps']:.2f} ({r['path']})")
 
 
 if __name__ == "__main__":
