@@ -101,8 +101,13 @@ if part core; then
   # and many of them: the machine's speed moves in steps lasting longer than one (seven
   # repetitions of a raw call spread by tens of percent around their mean: notes/performance-rows.md),
   # so the two sides of a pair meet every step alike and the median of 31 is not one step's value.
-  "$B/bin/core_bench" --benchmark_min_time=0.02 --benchmark_repetitions=31 \
-    --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true 2>&1 \
+  # Each benchmark warms up for 20 ms before the repetition that sets its iteration count: in one
+  # run the raw stream create's median read far above cudakit's same call, with a spread that
+  # only a handful of iterations a repetition explains (notes/performance-rows.md). Every
+  # repetition, with its iteration count, goes to core.json for the next look.
+  "$B/bin/core_bench" --benchmark_min_time=0.02 --benchmark_min_warmup_time=0.02 --benchmark_repetitions=31 \
+    --benchmark_enable_random_interleaving=true --benchmark_display_aggregates_only=true \
+    --benchmark_out="$out/core.json" --benchmark_out_format=json 2>&1 \
     | grep -E "^BM_" | tee "$out/core.txt"
 fi
 if part random; then
