@@ -16,7 +16,8 @@ bfloat16 products in another order differ by a few units of its 2^-8 precision p
 Then --rounds rounds, each timing --forwards forward passes of both variants between two CUDA
 events, the order alternating from round to round, so that clock, power state and data are the
 same for both; the routed sample's forwards run inside one route_torch() block, as a program's
-forwards do, and the host time of opening and closing a block is reported beside (block_entry_ms). Prints one JSON line a model ({"bench": "model_forward", ...}, read by
+forwards do, and the host time of opening and closing a block is reported beside
+(block_entry_ms). Prints one JSON line a model ({"bench": "model_forward", ...}, read by
 bench/tunable_table.py and bench/report.py) and a line of text.
 
     PYTHONPATH=build-python python3 bench/torch_model_forward_bench.py --model llama,gpt2 [--json FILE]

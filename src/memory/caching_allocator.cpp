@@ -306,9 +306,9 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
   // thread, between two changes: its statistics are read as they are.
   void start_device_stats() {
     for_each_shard([&](Shard& s) {
-      if (s.pool == detail::t_pool_being_supplied) return device_stats.start(observed_stats(s));
+      if (s.pool == detail::t_pool_being_supplied) return device_stats.start(s.observed_stats());
       std::lock_guard lock(s.lock);
-      device_stats.start(observed_stats(s));
+      device_stats.start(s.observed_stats());
     });
   }
 
@@ -327,16 +327,6 @@ struct Engine : detail::CrossStreamLending<Engine>, detail::ExternalHolds<Engine
       return;
     }
     device_stats.apply(s, [&](auto& sums) { change(sums, true); });
-  }
-
-  // s's statistics as stats() reports them (s locked). See Note [Active mirrors allocated].
-  static MemoryStats observed_stats(const Shard& s) {
-    MemoryStats out = s.stats;
-    if (s.active_mirrors_allocation) {
-      out.active = out.allocation;
-      out.active_bytes = out.allocated_bytes;
-    }
-    return out;
   }
 
   // ---- sizes ----
@@ -889,7 +879,7 @@ MemoryStats CachingAllocator::stats() const {
   impl_->for_each_shard([&](Shard& s) {
     std::lock_guard lock(s.lock);
     impl_->flush_recent(s);  // observable state is the merged one
-    out.merge(Engine::observed_stats(s));
+    out.merge(s.observed_stats());
   });
   // See Note [Device-wide peaks] in detail/device_ledger.hpp.
   if (impl_->device_stats.active()) {

@@ -47,10 +47,10 @@ namespace cudakit::memory::detail {
 // shard's first allocation, a training loop's second step after empty_cache() read as churning
 // from its first growth and took a third more growths, at more memory). While filling, growth
 // goes on for a while, so a streak maps up to mapped/8; once churning, a growth is a new peak that
-// will soon stop, and what is mapped past it stays reserved, so a streak maps up to mapped/16. gpt_train needs 34
-// growths (53 at mapped/16 throughout, 121 with no growing ahead) at 1.07 x peak allocated;
-// serve_kv 27 at 1.14 (mapped/8 throughout would overshoot its last long growth: 1.24). Any
-// switch point from 3 to 16 allocations per page gives the same figures on both traces.
+// will soon stop, and what is mapped past it stays reserved, so a streak maps up to mapped/16.
+// gpt_train needs 34 growths (53 at mapped/16 throughout, 121 with no growing ahead) at 1.07 x
+// peak allocated; serve_kv 27 at 1.14 (mapped/8 throughout would overshoot its last long growth:
+// 1.24). Any switch point from 3 to 16 allocations per page gives the same figures on both traces.
 
 // Note [No cache release during capture]
 // Returning cached memory to the driver synchronizes (the device, then cudaFree or cuMemUnmap),

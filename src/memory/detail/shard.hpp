@@ -111,15 +111,26 @@ struct alignas(128) [[gnu::visibility("hidden")]] Shard {
   std::uint32_t contentions = 0;
   std::uint64_t contention_window_start = 0;
 
+  // While the active counters mirror the allocated ones (See Note [Active mirrors allocated] in
+  // caching_allocator.cpp), `counters`' active ones read as its allocated ones, as stats() reports.
+  template <class Counters>
+  void mirror_active(Counters& counters) const {
+    if (active_mirrors_allocation) {
+      counters.active = counters.allocation;
+      counters.active_bytes = counters.allocated_bytes;
+    }
+  }
+  // The shard's statistics as stats() reports them.
+  MemoryStats observed_stats() const {
+    MemoryStats out = stats;
+    mirror_active(out);
+    return out;
+  }
   // What the shard may add to each counter before it reaches its own peak again: its peak minus
-  // its current, as stats() reports them (See Note [Active mirrors allocated] in
-  // caching_allocator.cpp). The ledger's offer of headroom (Note [Device-wide peaks]).
+  // its current, as stats() reports them. The ledger's offer of headroom (Note [Device-wide peaks]).
   void room_to_own_peak(StatCounters<SumCounter>& room) const {
     StatCounters<SumCounter>::zip(room, stats, [](SumCounter& r, const Stat& st) { r.value = st.peak - st.current; });
-    if (active_mirrors_allocation) {
-      room.active = room.allocation;
-      room.active_bytes = room.allocated_bytes;
-    }
+    mirror_active(room);
   }
 
   Block* new_block() {
