@@ -123,6 +123,59 @@ def allocation_child(which):
                       "cpu_tensor_us": per_op_us(cpu_tensor, 20000)}))
 
 
+# Note [The pluggable path's floor in turns]
+# cudakit's allocator and the pass-through cache both sit behind torch's CUDAPluggableAllocator,
+# and torch takes one allocator per process before its first allocation, so their torch.empty +
+# del were timed in processes of their own; at this row's scale (tens of ns of the allocator in
+# about 1.4 us of torch) the processes' own speeds differ by as much as the allocators do (Note [A
+# process's own speed]). The pass-through library also exports turns_alloc and turns_free, which
+# call one of two pairs of functions, its own or a bound one (cudakit_torch_malloc and
+# cudakit_torch_free, by address), through the same pointers: one process installs those, binds
+# cudakit's pair, and times the two sides in alternate rounds. Both pay the one indirect call; the
+# switch is refused while the side serving has live allocations, so every free reaches the
+# allocator that made its block.
+def allocation_turns_child(rounds=21, n=20000):
+    """Prints, as JSON, torch.empty(1 MiB) + del with cudakit's allocator and with the pass-through
+    cache behind one pluggable allocator in this process, timed in alternate rounds (Note [The
+    pluggable path's floor in turns]): the medians, and the process's own speed."""
+    import ctypes
+
+    import cudakit.torch
+    import torch
+    library = os.path.abspath(PASS_THROUGH_CACHE)
+    allocator = torch.cuda.memory.CUDAPluggableAllocator(library, "turns_alloc", "turns_free")
+    torch.cuda.memory.change_current_allocator(allocator)
+    turns = ctypes.CDLL(library)
+    ours = ctypes.CDLL(cudakit.torch.allocator_library())
+    address = lambda fn: ctypes.cast(fn, ctypes.c_void_p).value
+    turns.turns_bind(ctypes.c_void_p(address(getattr(ours, cudakit.torch.MALLOC_SYMBOL))),
+                     ctypes.c_void_p(address(getattr(ours, cudakit.torch.FREE_SYMBOL))))
+
+    def use(side):
+        if turns.turns_use(side) != 0:
+            raise RuntimeError(f"turns_use({side}) refused: the side serving has live allocations")
+
+    def step():
+        x = torch.empty(1 << 20, dtype=torch.uint8, device="cuda")
+        del x
+
+    samples = {0: [], 1: []}
+    for side in (0, 1):
+        use(side)
+        for _ in range(n):
+            step()
+    for _ in range(rounds):
+        for side in (1, 0):
+            use(side)
+            start = time.perf_counter()
+            for _ in range(n):
+                step()
+            samples[side].append((time.perf_counter() - start) / n * 1e6)
+    use(0)
+    print(json.dumps({"cudakit_us": statistics.median(samples[1]), "pass_through_us": statistics.median(samples[0]),
+                      "python_loop_us": python_loop_us()}))
+
+
 def workload_child(kind, which):
     """Runs `kind` ("train": training steps of a small transformer; "serve": a serving loop of
     requests of varied lengths) with `which` allocator; prints one JSON object: the results'
@@ -224,6 +277,26 @@ def allocation_process(which):
     return None if line is None else json.loads(line)
 
 
+TURNS_PROCESSES = 3
+
+
+def allocation_turns(processes=TURNS_PROCESSES):
+    """(cudakit's us, the pass-through cache's us) for torch.empty + del timed in turns in one process
+    (Note [The pluggable path's floor in turns]), the medians over `processes` processes; None when
+    one fails. Each process's figures go to stderr."""
+    figures = []
+    for _ in range(processes):
+        line = child(["--allocation-turns"], 300)
+        if line is None:
+            return None
+        figures.append(json.loads(line))
+    print("python_bench: torch.empty(1 MiB) + del in turns, per process (cudakit us / pass-through us / "
+          "pure-Python loop us): " + "  ".join(f"{p['cudakit_us']:.3f}/{p['pass_through_us']:.3f}/"
+                                               f"{p['python_loop_us']:.3f}" for p in figures), file=sys.stderr)
+    return (statistics.median(p["cudakit_us"] for p in figures),
+            statistics.median(p["pass_through_us"] for p in figures))
+
+
 def full_speed(processes, factor=FULL_SPEED_FACTOR):
     """The processes (dicts of allocation_child) whose pure-Python loop ran within `factor` of the
     fastest one's (Note [A process's own speed])."""
@@ -264,22 +337,24 @@ def allocation_and_workload_cases():
     """The rows of torch.empty + del under each allocator and of the training and serving workloads,
     each in processes of their own."""
     cases = []
-    kinds = ["cudakit", "torch"] + (["pass_through"] if os.path.exists(PASS_THROUGH_CACHE) else [])
-    if len(kinds) == 2:
-        print(f"python_bench: no {PASS_THROUGH_CACHE}: the pluggable path's floor is not measured",
-              file=sys.stderr)
-    allocation = allocations(kinds)
+    allocation = allocations(["cudakit", "torch"])
     for key, which in (("median", f"median of {ALLOCATION_PROCESSES} processes"),
                        ("full_speed", "median of the processes at the machine's full speed ({counts} of "
                                       f"{ALLOCATION_PROCESSES})"),
                        ("fastest", f"the fastest of {ALLOCATION_PROCESSES} processes")):
-        for peer, peer_text in (("torch", "torch's own"),
-                                ("pass_through", "a pass-through cache through the same pluggable path, its floor")):
-            if peer not in allocation or allocation[peer][key] is None or allocation["cudakit"][key] is None:
-                continue
-            counts = f"{allocation['cudakit']['full_speed_count']} and {allocation[peer]['full_speed_count']}"
-            cases.append((f"torch.empty(1 MiB) + del, {which.format(counts=counts)}, cudakit's allocator in torch "
-                          f"(peer: {peer_text})", allocation["cudakit"][key], peer, allocation[peer][key]))
+        if allocation["torch"][key] is None or allocation["cudakit"][key] is None:
+            continue
+        counts = f"{allocation['cudakit']['full_speed_count']} and {allocation['torch']['full_speed_count']}"
+        cases.append((f"torch.empty(1 MiB) + del, {which.format(counts=counts)}, cudakit's allocator in torch "
+                      "(peer: torch's own)", allocation["cudakit"][key], "torch", allocation["torch"][key]))
+    if os.path.exists(PASS_THROUGH_CACHE):
+        turns = allocation_turns()
+        if turns is not None:
+            cases.append((f"torch.empty(1 MiB) + del, one process, in alternate rounds (median of {TURNS_PROCESSES} "
+                          "processes), cudakit's allocator in torch (peer: a pass-through cache through the same "
+                          "pluggable path, its floor)", turns[0], "pass_through", turns[1]))
+    else:
+        print(f"python_bench: no {PASS_THROUGH_CACHE}: the pluggable path's floor is not measured", file=sys.stderr)
     for kind, unit_name in (("train", "a training step (6-layer transformer, 32x256x512, AdamW)"),
                             ("serve", "a serving request (the same model, eval, batch 1-16, 16-1023 tokens)")):
         mine, theirs = workload_pair(kind)
@@ -415,6 +490,8 @@ def main(quick=False):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--allocation"]:
         allocation_child(sys.argv[2])
+    elif sys.argv[1:2] == ["--allocation-turns"]:
+        allocation_turns_child()
     elif sys.argv[1:2] == ["--workload"]:
         workload_child(sys.argv[2], sys.argv[3])
     else:

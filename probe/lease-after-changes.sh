@@ -11,7 +11,8 @@
 # 4. scripts/device-ab.sh of c40a480 against this bundle, allocator rows, ROUNDS processes each
 #    (default 3), alternating (issue 41's A/B);
 # 5. the Python suite (pytest.log); 6. scripts/device-bench.sh part alloc.
-# Parts 2-6 go into one archive, rest.tgz, rewritten as each part ends.
+# SKIP_FORWARD=1 leaves out the forwards, the profile and the growth probe (a lease that measured
+# them on the same GPU code). Parts 2-6 go into one archive, rest.tgz, rewritten as each part ends.
 set -uo pipefail
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/rest
@@ -30,15 +31,17 @@ grep -E "^\[  (PASSED|FAILED) |^\[  SKIPPED \] [0-9]+" "$out/gpu.log" | tail -5
 grep -B3 -A14 "Failure" "$out/gpu.log" | head -60
 stamp "GPU tier done"
 CUDAKIT_JOBS=16 timeout 100 bash python/build-on-device.sh build-python > /tmp/rest/pybuild.log 2>&1
-PYTHONPATH=$PWD/build-python timeout 90 python3 bench/torch_model_forward_bench.py --batch 4 --seq 64 \
-  --rounds 20 --forwards 10 > /tmp/rest/forward.txt 2>&1
-grep -h "forward (" /tmp/rest/forward.txt
-PYTHONPATH=$PWD/build-python timeout 60 python3 probe/forward_profile.py --model gpt2 > /tmp/rest/forward_profile.txt 2>&1
-head -12 /tmp/rest/forward_profile.txt
-stamp "forward done"
-g++ -O2 -std=c++20 -I/usr/local/cuda/include probe/growth_cost.cpp -L/usr/local/cuda/lib64 -lcudart -o /tmp/growth_cost &&
-  LD_LIBRARY_PATH=/usr/local/cuda/lib64 timeout 40 /tmp/growth_cost > /tmp/rest/growth_cost.txt 2>&1
-stamp "growth probe done"
+if [ -z "${SKIP_FORWARD:-}" ]; then
+  PYTHONPATH=$PWD/build-python timeout 90 python3 bench/torch_model_forward_bench.py --batch 4 --seq 64 \
+    --rounds 20 --forwards 10 > /tmp/rest/forward.txt 2>&1
+  grep -h "forward (" /tmp/rest/forward.txt
+  PYTHONPATH=$PWD/build-python timeout 60 python3 probe/forward_profile.py --model gpt2 > /tmp/rest/forward_profile.txt 2>&1
+  head -12 /tmp/rest/forward_profile.txt
+  stamp "forward done"
+  g++ -O2 -std=c++20 -I/usr/local/cuda/include probe/growth_cost.cpp -L/usr/local/cuda/lib64 -lcudart -o /tmp/growth_cost &&
+    LD_LIBRARY_PATH=/usr/local/cuda/lib64 timeout 40 /tmp/growth_cost > /tmp/rest/growth_cost.txt 2>&1
+  stamp "growth probe done"
+fi
 SKIP_TIER=1 PARTS=core OUT=/tmp/rest/core timeout 60 scripts/device-bench.sh > /tmp/rest/core.log 2>&1
 stamp "core part done"
 OUT=/tmp/rest/ab ROUNDS=${ROUNDS:-3} AB_PARTS=alloc timeout 90 bash scripts/device-ab.sh "$PWD/gpu-bundle-old" \
