@@ -19,9 +19,11 @@ report.json (schema "cudakit-bench-report/1"; docs/gpu-testing.md says the same)
     {"schema", "commit", "date", "machine": {"gpu", "driver", "cuda", "torch", "cupy", ...},
      "areas": [{"name", "title", "rows": [ROW...], "plots": ["plots/NAME.png"...], "notes": [...],
                 "commit" (only where it is not the report's)}],
-     "skipped": [{"part", "why"}]}
+     "skipped": [{"part", "why"}],
+     "behind": [{"area", "case", "vs_peer", "bound"}]}   (rows under 0.98 of their peer)
     ROW = {"case", "unit", "higher_is_better", "cudakit", "peer", "peer_value", "vs_peer",
-           "limit", "limit_value", "of_limit", "noise"}
+           "limit", "limit_value", "of_limit", "noise", "bound" (rows behind only: what bounds
+           the row, from bench/bounded_rows.json, or null)}
     vs_peer > 1 means cudakit is better than the peer (faster, less memory) whichever way the
     unit runs; of_limit is cudakit's share of the physical or measured ceiling (1 = at it);
     noise is the relative spread a repeat of the row is expected to show (compare uses it).
@@ -35,6 +37,10 @@ import sys
 
 SCHEMA = "cudakit-bench-report/1"
 DEFAULT_NOISE = 0.05  # a row without its own spread: 5%, what back-to-back runs here differ by
+# A row under this share of its peer is behind: listed in the report with what bounds it
+# (bench/bounded_rows.json), or as not bounded.
+BEHIND_LINE = 0.98
+BOUNDED_ROWS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bounded_rows.json")
 
 
 # ---------------------------------------------------------------- reading the run's files
@@ -594,7 +600,9 @@ def machine(out):
     return json_object(os.path.join(out, "machine.json"))
 
 
-def build(out, commit=None, date=None, area_commits=None):
+def build(out, commit=None, date=None, area_commits=None, bounds=None):
+    """The report of the run in `out`; `bounds` (load_bounds()'s form) defaults to
+    bench/bounded_rows.json's."""
     area_commits = area_commits or {}
     report = {"schema": SCHEMA, "commit": commit, "date": date, "machine": machine(out), "areas": [],
               "skipped": []}
@@ -624,7 +632,29 @@ def build(out, commit=None, date=None, area_commits=None):
     unknown = set(area_commits) - {name for name, _, _ in AREAS}
     if unknown:
         raise SystemExit(f"report.py build: --area-commit names no area: {', '.join(sorted(unknown))}")
+    mark_behind(report, load_bounds() if bounds is None else bounds)
     return report
+
+
+def load_bounds(path=BOUNDED_ROWS):
+    """bench/bounded_rows.json's entries: (area, compiled case pattern, bound)."""
+    with open(path) as f:
+        entries = json.load(f)["rows"]
+    return [(e["area"], re.compile(e["case_pattern"]), e["bound"]) for e in entries]
+
+
+def mark_behind(report, bounds):
+    """Lists in report["behind"] every row under BEHIND_LINE of its peer, with the bound of the
+    first entry of `bounds` that matches it (None: not bounded), and sets the row's "bound"."""
+    report["behind"] = []
+    for area in report["areas"]:
+        for r in area["rows"]:
+            if r.get("vs_peer") is None or r["vs_peer"] >= BEHIND_LINE:
+                continue
+            r["bound"] = next((bound for name, pattern, bound in bounds
+                               if name == area["name"] and pattern.fullmatch(r["case"])), None)
+            report["behind"].append({"area": area["name"], "case": r["case"], "vs_peer": r["vs_peer"],
+                                     "bound": r["bound"]})
 
 
 def fmt(v, unit=""):
@@ -663,6 +693,14 @@ def markdown(report):
         for p in area["plots"]:
             lines += ["", f"![{os.path.basename(p)}]({p})"]
         lines.append("")
+    behind = report.get("behind", [])
+    bounded = sum(1 for b in behind if b["bound"])
+    lines += [f"## Rows under {BEHIND_LINE} of their peer", "",
+              f"{len(behind)} of {sum(1 for a in report['areas'] for r in a['rows'] if r.get('vs_peer'))} rows "
+              f"with a peer; {bounded} bounded (bench/bounded_rows.json), {len(behind) - bounded} not.", ""]
+    lines += [f"- {b['area']}: {b['case']}: {b['vs_peer']:.3f}x; "
+              + (f"bounded: {b['bound']}" if b["bound"] else "**not bounded**") for b in behind]
+    lines.append("")
     if report["skipped"]:
         lines += ["## Skipped", ""] + [f"- {s['part']}: {s['why']}" for s in report["skipped"]] + [""]
     return "\n".join(lines)

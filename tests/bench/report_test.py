@@ -4,6 +4,7 @@ ratio, the skipped parts, the markdown, and `compare` telling movement from nois
     python3 tests/bench/report_test.py"""
 import json
 import os
+import re
 import sys
 import tempfile
 import unittest
@@ -285,6 +286,35 @@ class ReportTest(unittest.TestCase):
         self.assertIn("geometric mean tuned/torch.matmul 1.063 (target >= 1.05: met)", text)
         self.assertIn("| llama | 2 | 4x2048 | 12.000 | 10.000 | 1.200 | 14 | 3.0e-03, 1.0e-02 |", text)
         self.assertTrue(text.endswith(f"{tunable_table.INTERLEAVED_END}\nafter\n"))
+
+    def test_rows_behind_their_peer_are_listed_with_their_bound_or_as_not_bounded(self):
+        def line(impl, case, value):
+            return {"bench": "jiterator", "impl": impl, "case": case, "value": value, "unit": "GB/s"}
+        write(self.out, "jiterator.jsonl", [
+            line("cudakit", "transposed_add_16384x16384_GBps", 970),
+            line("torch_native", "transposed_add_16384x16384_GBps", 1000),
+            line("cudakit", "broadcast_add_16384x16384_GBps", 900),
+            line("torch_native", "broadcast_add_16384x16384_GBps", 1000),
+            line("cudakit", "axpy_2^28_float32_GBps", 981), line("torch_jiterator", "axpy_2^28_float32_GBps", 1000),
+        ])
+        bounds = [("jiterator", re.compile("transposed_add_.*"), "a strided read"),
+                  ("alloc", re.compile("broadcast_add_.*"), "another area's bound")]
+        built = report.build(self.out, bounds=bounds)
+        behind = [(b["case"], b["bound"]) for b in built["behind"] if b["area"] == "jiterator"]
+        self.assertEqual(behind, [("broadcast_add_16384x16384_GBps", None),
+                                  ("transposed_add_16384x16384_GBps", "a strided read")])
+        rows = {r["case"]: r for r in self.area(built, "jiterator")["rows"]}
+        self.assertEqual(rows["transposed_add_16384x16384_GBps"]["bound"], "a strided read")
+        self.assertNotIn("bound", rows["axpy_2^28_float32_GBps"], "0.981 is not behind")
+        text = report.markdown(built)
+        self.assertIn("transposed_add_16384x16384_GBps: 0.970x; bounded: a strided read", text)
+        self.assertIn("broadcast_add_16384x16384_GBps: 0.900x; **not bounded**", text)
+
+    def test_the_project_bounds_file_reads_and_every_entry_names_an_area(self):
+        names = {name for name, _, _ in report.AREAS}
+        for area, pattern, bound in report.load_bounds():
+            self.assertIn(area, names)
+            self.assertTrue(bound)
 
     def test_compare_refuses_a_file_of_another_schema(self):
         bad = os.path.join(self.out, "bad.json")
