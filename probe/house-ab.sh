@@ -10,7 +10,8 @@
 # 2. scripts/device-ab.sh 6716d75 against 14dd232, allocator rows and the core (launch) rows,
 #    three processes each (ab_house.txt), the A/B of the house's code moves against the commit
 #    before them;
-# 3. scripts/device-ab.sh c40a480 against the bundle under test, the core rows (ab_core.txt).
+# 3. with CORE_AB=1, scripts/device-ab.sh c40a480 against the bundle under test, the core rows
+#    (ab_core.txt).
 set -uo pipefail
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -38,6 +39,8 @@ OUT=/tmp/house ROUNDS=3 AB_PARTS="alloc core" timeout 150 bash scripts/device-ab
 cp /tmp/house/ab_alloc.jsonl "$out/ab_house_alloc.jsonl" 2>/dev/null
 grep -E "pair_1MiB|gpt_train.ns|serve_kv.ns|threads_16_over_1 " "$out/ab_house.txt" | head -6
 stamp "house A/B done"
-OUT=/tmp/core AB_PARTS=core timeout 80 bash scripts/device-ab.sh "$PWD/gpu-bundle-old" "$PWD/gpu-bundle" \
-  > "$out/ab_core.txt" 2>&1
-stamp "core A/B done"
+if [ -n "${CORE_AB:-}" ]; then
+  OUT=/tmp/core AB_PARTS=core timeout 80 bash scripts/device-ab.sh "$PWD/gpu-bundle-old" "$PWD/gpu-bundle" \
+    > "$out/ab_core.txt" 2>&1
+  stamp "core A/B done"
+fi
