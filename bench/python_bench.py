@@ -282,8 +282,10 @@ TURNS_PROCESSES = 3
 
 def allocation_turns(processes=TURNS_PROCESSES):
     """(cudakit's us, the pass-through cache's us) for torch.empty + del timed in turns in one process
-    (Note [The pluggable path's floor in turns]), the medians over `processes` processes; None when
-    one fails. Each process's figures go to stderr."""
+    (Note [The pluggable path's floor in turns]): the two figures of the process whose ratio is the
+    median over `processes` processes (each side's median over the processes would pair figures of
+    different processes, whose speeds differ more than the sides do); None when one fails. Each
+    process's figures go to stderr."""
     figures = []
     for _ in range(processes):
         line = child(["--allocation-turns"], 300)
@@ -293,8 +295,15 @@ def allocation_turns(processes=TURNS_PROCESSES):
     print("python_bench: torch.empty(1 MiB) + del in turns, per process (cudakit us / pass-through us / "
           "pure-Python loop us): " + "  ".join(f"{p['cudakit_us']:.3f}/{p['pass_through_us']:.3f}/"
                                                f"{p['python_loop_us']:.3f}" for p in figures), file=sys.stderr)
-    return (statistics.median(p["cudakit_us"] for p in figures),
-            statistics.median(p["pass_through_us"] for p in figures))
+    return median_ratio_process(figures)
+
+
+def median_ratio_process(figures):
+    """(cudakit_us, pass_through_us) of the process whose pass-through/cudakit ratio is the median
+    (the lower middle one of an even count)."""
+    ranked = sorted(figures, key=lambda p: p["pass_through_us"] / p["cudakit_us"])
+    middle = ranked[(len(ranked) - 1) // 2]
+    return middle["cudakit_us"], middle["pass_through_us"]
 
 
 def full_speed(processes, factor=FULL_SPEED_FACTOR):

@@ -62,6 +62,19 @@ class AllocationsTest(unittest.TestCase):
         self.assertAlmostEqual(figures["pass_through"]["median"], (1.93 + 2.12) / 2)
 
 
+class TurnsTest(unittest.TestCase):
+    def test_the_row_is_the_process_of_the_median_ratio_not_each_sides_median(self):
+        # Per process (cudakit us, pass-through us), as three turns processes of a 2026-12-05
+        # lease printed them: each side's median would pair 3.342 with 2.716 (0.81).
+        figures = [{"cudakit_us": 4.511, "pass_through_us": 4.326}, {"cudakit_us": 2.357, "pass_through_us": 2.304},
+                   {"cudakit_us": 3.342, "pass_through_us": 2.716}]
+        self.assertEqual(python_bench.median_ratio_process(figures), (4.511, 4.326))
+
+    def test_an_even_count_takes_the_lower_middle(self):
+        figures = [{"cudakit_us": 1.0, "pass_through_us": r} for r in (1.1, 0.9, 1.0, 0.8)]
+        self.assertEqual(python_bench.median_ratio_process(figures), (1.0, 0.9))
+
+
 class WorkloadPairTest(unittest.TestCase):
     def run_pairs(self, loops):
         """workload_pair over processes whose pure-Python loops are `loops` (cudakit's, torch's
