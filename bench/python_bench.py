@@ -133,7 +133,10 @@ def allocation_child(which):
 # cudakit_torch_free, by address), through the same pointers: one process installs those, binds
 # cudakit's pair, and times the two sides in alternate rounds. Both pay the one indirect call; the
 # switch is refused while the side serving has live allocations, so every free reaches the
-# allocator that made its block.
+# allocator that made its block. The pass-through cache does next to nothing an allocator must
+# (no streams, no statistics, no splitting, no record_stream): it is the path's floor, so the row
+# gives it as the row's ceiling (cudakit's share of it), while the peer of cudakit's allocator in
+# torch is torch's own, in processes of their own (the rows above it).
 def allocation_turns_child(rounds=21, n=20000):
     """Prints, as JSON, torch.empty(1 MiB) + del with cudakit's allocator and with the pass-through
     cache behind one pluggable allocator in this process, timed in alternate rounds (Note [The
@@ -359,9 +362,10 @@ def allocation_and_workload_cases():
     if os.path.exists(PASS_THROUGH_CACHE):
         turns = allocation_turns()
         if turns is not None:
-            cases.append((f"torch.empty(1 MiB) + del, one process, in alternate rounds (median of {TURNS_PROCESSES} "
-                          "processes), cudakit's allocator in torch (peer: a pass-through cache through the same "
-                          "pluggable path, its floor)", turns[0], "pass_through", turns[1]))
+            # The floor is the row's ceiling, not its peer (Note [The pluggable path's floor in turns]).
+            cases.append((f"torch.empty(1 MiB) + del through cudakit's allocator in torch, one process, in alternate "
+                          f"rounds with the path's floor (the process of the median ratio of {TURNS_PROCESSES})",
+                          turns[0], None, None, "us", "the pluggable path's floor: a pass-through cache", turns[1]))
     else:
         print(f"python_bench: no {PASS_THROUGH_CACHE}: the pluggable path's floor is not measured", file=sys.stderr)
     for kind, unit_name in (("train", "a training step (6-layer transformer, 32x256x512, AdamW)"),
@@ -435,9 +439,13 @@ def main(quick=False):
                  lambda: torch._C._from_dlpack(a.__dlpack__(max_version=(1, 0), stream=stream)), "cupy",
                  lambda: torch._C._from_dlpack(c.__dlpack__(**asked)), 20000),
         ]
-    if not quick:
-        cases += allocation_and_workload_cases()
     limits = []  # rows with a ceiling: (case, ours, peer, theirs, ceiling's name, ceiling)
+    if not quick:
+        for case in allocation_and_workload_cases():
+            if len(case) == 7:  # (case, ours, peer, theirs, unit, ceiling's name, ceiling)
+                limits.append((*case[:4], *case[5:]))
+            else:
+                cases.append(case)
     cases.append(("a bound function that does nothing (peer: torch._C._cuda_isInBadFork)",
                   per_op_us(cudakit._cudakit._noop, 200000), "torch", per_op_us(torch._C._cuda_isInBadFork, 200000)))
     cases.append(("current_device()", per_op_us(cudakit.current_device, 200000),
