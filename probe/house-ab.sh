@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root, with gpu-bundle-ab/ carried (gpu-bundle.tar.xz: the
 # staged bundle under test; bundles.tar.xz: c40a480's slim bundle; house.tar.xz: slim bundles
-# (probe/slim-bundles.sh: libcudakit, alloc_bench, core_bench and its libbenchmark, include/) of 6716d75 and 14dd232, the first parent of the
-# merge of the seams branch and that merge: core and memory along their seams, the optional
-# libraries registered by their layers, IPC, pinned memory and the viewer in parts of their own,
+# (probe/slim-bundles.sh: libcudakit, alloc_bench, core_bench and its libbenchmark, include/) of
+# 6716d75 and 14dd232, the first parent of the merge of the seams branch and that merge: core and
+# memory along their seams, the optional libraries registered by their layers, IPC, pinned memory
+# and the viewer in parts of their own,
 # one observer mechanism). One call of about five minutes:
 # 1. device-bench part python with the pass-through library built from this tree (its turns_
 #    functions: Note [The pluggable path's floor in turns]), SKIP_PYTEST=1 (python.tgz);
