@@ -385,6 +385,16 @@ def allocation_and_workload_cases():
     return cases
 
 
+def split_ceiling_rows(cases):
+    """(rows without a ceiling, rows with one in main()'s limits form) from rows of
+    allocation_and_workload_cases(): (case, ours, peer, theirs[, unit]) or, with a ceiling,
+    (case, ours, peer, theirs, unit, ceiling's name, ceiling)."""
+    plain = [c for c in cases if len(c) != 7]
+    ceilinged = [(case, ours, peer, theirs, limit, limit_value)
+                 for case, ours, peer, theirs, _, limit, limit_value in (c for c in cases if len(c) == 7)]
+    return plain, ceilinged
+
+
 def main(quick=False):
     import cudakit
     import torch
@@ -441,11 +451,9 @@ def main(quick=False):
         ]
     limits = []  # rows with a ceiling: (case, ours, peer, theirs, ceiling's name, ceiling)
     if not quick:
-        for case in allocation_and_workload_cases():
-            if len(case) == 7:  # (case, ours, peer, theirs, unit, ceiling's name, ceiling)
-                limits.append((*case[:4], *case[5:]))
-            else:
-                cases.append(case)
+        more, ceilinged = split_ceiling_rows(allocation_and_workload_cases())
+        cases += more
+        limits += ceilinged
     cases.append(("a bound function that does nothing (peer: torch._C._cuda_isInBadFork)",
                   per_op_us(cudakit._cudakit._noop, 200000), "torch", per_op_us(torch._C._cuda_isInBadFork, 200000)))
     cases.append(("current_device()", per_op_us(cudakit.current_device, 200000),

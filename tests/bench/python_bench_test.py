@@ -75,6 +75,15 @@ class TurnsTest(unittest.TestCase):
         self.assertEqual(python_bench.median_ratio_process(figures), (1.0, 0.9))
 
 
+class CeilingRowsTest(unittest.TestCase):
+    def test_a_row_with_a_ceiling_goes_to_the_limits_and_the_others_stay(self):
+        rows = [("pair", 1.46, "torch", 1.59), ("train", 10.0, "torch", 10.1, "ms"),
+                ("turns", 1.47, None, None, "us", "the pluggable path's floor", 1.41)]
+        plain, ceilinged = python_bench.split_ceiling_rows(rows)
+        self.assertEqual(plain, rows[:2])
+        self.assertEqual(ceilinged, [("turns", 1.47, None, None, "the pluggable path's floor", 1.41)])
+
+
 class WorkloadPairTest(unittest.TestCase):
     def run_pairs(self, loops):
         """workload_pair over processes whose pure-Python loops are `loops` (cudakit's, torch's
