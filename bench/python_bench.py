@@ -46,19 +46,24 @@ def per_op_us(fn, n, rounds=ROUNDS, between_rounds=None):
     return statistics.median(samples)
 
 
-def paired_us(fn, peer_fn, n, rounds=21):
+def paired_us(fn, peer_fn, n, rounds=21, enter=(None, None)):
     """Medians of the mean time of `n` calls of `fn` and of `peer_fn`, in microseconds, their rounds
-    alternated (Note [Two exchanges timed in turns])."""
-    fn()
-    peer_fn()
-    ours, theirs = [], []
+    alternated (Note [Two exchanges timed in turns]); `enter`'s two callables, where given, run
+    untimed before each of `fn`'s and `peer_fn`'s blocks (and warm-up calls)."""
+    sides = ((fn, [], enter[0]), (peer_fn, [], enter[1]))
+    for f, _, before in sides:
+        if before is not None:
+            before()
+        f()
     for _ in range(rounds):
-        for f, samples in ((fn, ours), (peer_fn, theirs)):
+        for f, samples, before in sides:
+            if before is not None:
+                before()
             start = time.perf_counter()
             for _ in range(n):
                 f()
             samples.append((time.perf_counter() - start) / n * 1e6)
-    return statistics.median(ours), statistics.median(theirs)
+    return statistics.median(sides[0][1]), statistics.median(sides[1][1])
 
 
 # Note [Two exchanges timed in turns]
@@ -97,18 +102,13 @@ def python_loop_us():
 # processes' luck. The training and serving workloads, one process per allocator, are taken from
 # a pair of processes whose loops match (workload_pair).
 def allocation_child(which):
-    """Prints, as JSON, the time of torch.empty(1 MiB) + del with `which` allocator (cudakit's,
-    torch's own, or the pass-through cache through the same pluggable path as cudakit's) and the
-    process's own speed: a pure-Python loop and torch.empty(16) on the CPU, which no CUDA
+    """Prints, as JSON, the time of torch.empty(1 MiB) + del with `which` allocator (cudakit's or
+    torch's own) and the process's own speed: a pure-Python loop and torch.empty(16) on the CPU, which no CUDA
     allocator serves (Note [A process's own speed])."""
     if which == "cudakit":
         import cudakit.torch
         cudakit.torch.use_cudakit_allocator()
     import torch
-    if which == "pass_through":
-        allocator = torch.cuda.memory.CUDAPluggableAllocator(os.path.abspath(PASS_THROUGH_CACHE),
-                                                             "pass_through_alloc", "pass_through_free")
-        torch.cuda.memory.change_current_allocator(allocator)
     torch.empty(1, device="cuda")
 
     def step():
@@ -162,21 +162,13 @@ def allocation_turns_child(rounds=21, n=20000):
         x = torch.empty(1 << 20, dtype=torch.uint8, device="cuda")
         del x
 
-    samples = {0: [], 1: []}
     for side in (0, 1):
         use(side)
         for _ in range(n):
             step()
-    for _ in range(rounds):
-        for side in (1, 0):
-            use(side)
-            start = time.perf_counter()
-            for _ in range(n):
-                step()
-            samples[side].append((time.perf_counter() - start) / n * 1e6)
+    ours, floor = paired_us(step, step, n, rounds, enter=(lambda: use(1), lambda: use(0)))
     use(0)
-    print(json.dumps({"cudakit_us": statistics.median(samples[1]), "pass_through_us": statistics.median(samples[0]),
-                      "python_loop_us": python_loop_us()}))
+    print(json.dumps({"cudakit_us": ours, "pass_through_us": floor, "python_loop_us": python_loop_us()}))
 
 
 def workload_child(kind, which):
@@ -347,8 +339,9 @@ def allocations(kinds, processes=ALLOCATION_PROCESSES):
 
 def allocation_and_workload_cases():
     """The rows of torch.empty + del under each allocator and of the training and serving workloads,
-    each in processes of their own."""
-    cases = []
+    each in processes of their own, and the row of torch.empty + del beside the pluggable path's
+    floor in one process: (rows, rows with a ceiling), each in main()'s form."""
+    cases, limits = [], []
     allocation = allocations(["cudakit", "torch"])
     for key, which in (("median", f"median of {ALLOCATION_PROCESSES} processes"),
                        ("full_speed", "median of the processes at the machine's full speed ({counts} of "
@@ -363,9 +356,10 @@ def allocation_and_workload_cases():
         turns = allocation_turns()
         if turns is not None:
             # The floor is the row's ceiling, not its peer (Note [The pluggable path's floor in turns]).
-            cases.append((f"torch.empty(1 MiB) + del through cudakit's allocator in torch, one process, in alternate "
-                          f"rounds with the path's floor (the process of the median ratio of {TURNS_PROCESSES})",
-                          turns[0], None, None, "us", "the pluggable path's floor: a pass-through cache", turns[1]))
+            limits.append((f"torch.empty(1 MiB) + del through cudakit's allocator in torch, one process, in "
+                           f"alternate rounds with the path's floor (the process of the median ratio of "
+                           f"{TURNS_PROCESSES})", turns[0], None, None,
+                           "the pluggable path's floor: a pass-through cache", turns[1]))
     else:
         print(f"python_bench: no {PASS_THROUGH_CACHE}: the pluggable path's floor is not measured", file=sys.stderr)
     for kind, unit_name in (("train", "a training step (6-layer transformer, 32x256x512, AdamW)"),
@@ -382,17 +376,7 @@ def allocation_and_workload_cases():
                       mine["ms"], "torch", theirs["ms"], "ms"))
         cases.append((f"{unit_name}: peak reserved (peer: torch's own)",
                       mine["peak_reserved"] / 2**20, "torch", theirs["peak_reserved"] / 2**20, "MiB"))
-    return cases
-
-
-def split_ceiling_rows(cases):
-    """(rows without a ceiling, rows with one in main()'s limits form) from rows of
-    allocation_and_workload_cases(): (case, ours, peer, theirs[, unit]) or, with a ceiling,
-    (case, ours, peer, theirs, unit, ceiling's name, ceiling)."""
-    plain = [c for c in cases if len(c) != 7]
-    ceilinged = [(case, ours, peer, theirs, limit, limit_value)
-                 for case, ours, peer, theirs, _, limit, limit_value in (c for c in cases if len(c) == 7)]
-    return plain, ceilinged
+    return cases, limits
 
 
 def main(quick=False):
@@ -451,9 +435,9 @@ def main(quick=False):
         ]
     limits = []  # rows with a ceiling: (case, ours, peer, theirs, ceiling's name, ceiling)
     if not quick:
-        more, ceilinged = split_ceiling_rows(allocation_and_workload_cases())
+        more, more_limits = allocation_and_workload_cases()
         cases += more
-        limits += ceilinged
+        limits += more_limits
     cases.append(("a bound function that does nothing (peer: torch._C._cuda_isInBadFork)",
                   per_op_us(cudakit._cudakit._noop, 200000), "torch", per_op_us(torch._C._cuda_isInBadFork, 200000)))
     cases.append(("current_device()", per_op_us(cudakit.current_device, 200000),

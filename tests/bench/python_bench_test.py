@@ -75,13 +75,15 @@ class TurnsTest(unittest.TestCase):
         self.assertEqual(python_bench.median_ratio_process(figures), (1.0, 0.9))
 
 
-class CeilingRowsTest(unittest.TestCase):
-    def test_a_row_with_a_ceiling_goes_to_the_limits_and_the_others_stay(self):
-        rows = [("pair", 1.46, "torch", 1.59), ("train", 10.0, "torch", 10.1, "ms"),
-                ("turns", 1.47, None, None, "us", "the pluggable path's floor", 1.41)]
-        plain, ceilinged = python_bench.split_ceiling_rows(rows)
-        self.assertEqual(plain, rows[:2])
-        self.assertEqual(ceilinged, [("turns", 1.47, None, None, "the pluggable path's floor", 1.41)])
+class PairedTest(unittest.TestCase):
+    def test_each_side_runs_after_its_own_enter_in_alternate_blocks(self):
+        calls, entered = [], [None]
+        python_bench.paired_us(lambda: calls.append(("ours", entered[0])), lambda: calls.append(("peer", entered[0])),
+                               n=3, rounds=2, enter=(lambda: entered.__setitem__(0, "ours"),
+                                                     lambda: entered.__setitem__(0, "peer")))
+        self.assertTrue(all(side == state for side, state in calls), calls)
+        # A warm-up call each, then blocks of three in turn.
+        self.assertEqual([side for side, _ in calls], ["ours", "peer"] + (["ours"] * 3 + ["peer"] * 3) * 2)
 
 
 class WorkloadPairTest(unittest.TestCase):
