@@ -493,7 +493,8 @@ def main(quick=False):
         if ours is None:
             continue
         ratio = f"{theirs / ours:.2f}x" if theirs else ""
-        print(f"| {case} | {ours:.3g} {unit} | {peer} | {f'{theirs:.3g} {unit}' if theirs else ''} | {ratio} |")
+        peer_cells = f"{peer} | {theirs:.3g} {unit}" if theirs else " | "
+        print(f"| {case} | {ours:.3g} {unit} | {peer_cells} | {ratio} |")
 
 
 if __name__ == "__main__":

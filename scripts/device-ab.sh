@@ -32,6 +32,9 @@ if [[ $parts == *" core "* ]]; then
     echo "-- $b"
     run "$b" core_bench --benchmark_min_time=0.2 2>&1 | grep -E "^BM_"
   done | tee "$out/ab_core.txt"
+  # cudakit's overhead over the raw call in the same process, old against new (the raw rows' own
+  # moves between processes are the run's noise).
+  python3 bench/core_ab_table.py "$out/ab_core.txt"
 fi
 if [[ $parts == *" random "* ]]; then
   echo "== random (old, new)"
