@@ -24,6 +24,11 @@ def run(old_processes, new_processes):
     return lines
 
 
+def processes(benchmark, *times):
+    """One process a (cudakit ns, raw ns) pair of `benchmark`'s two rows."""
+    return [{f"{benchmark}_cudakit": ours, f"{benchmark}_raw": raw} for ours, raw in times]
+
+
 def verdict(rows, name):
     return next(r["verdict"] for r in rows if r["benchmark"] == name)
 
@@ -50,27 +55,23 @@ class ParseTest(unittest.TestCase):
 class CompareTest(unittest.TestCase):
     def test_overheads_are_taken_in_the_same_process(self):
         # The raw call moves with the process (the run's noise); cudakit's overhead over it does not.
-        old = [{"BM_A_cudakit": 1100, "BM_A_raw": 1000}, {"BM_A_cudakit": 2200, "BM_A_raw": 2000}]
-        new = [{"BM_A_cudakit": 2200, "BM_A_raw": 2000}, {"BM_A_cudakit": 1100, "BM_A_raw": 1000}]
+        old = processes("BM_A", (1100, 1000), (2200, 2000))
+        new = processes("BM_A", (2200, 2000), (1100, 1000))
         old_name, new_name, rows = core_ab_table.compare(core_ab_table.parse(run(old, new)))
         self.assertEqual((old_name, new_name), ("gpu-bundle-old", "gpu-bundle-new"))
         self.assertEqual([round(v, 3) for v in rows[0]["old_over_raw"]], [1.1, 1.1])
         self.assertEqual(verdict(rows, "BM_A_cudakit"), "within noise")
 
     def test_recorded_house_run_is_within_noise(self):
-        old = [{"BM_LaunchKernel_cudakit": 5178, "BM_LaunchKernel_raw": 5168},
-               {"BM_LaunchKernel_cudakit": 4632, "BM_LaunchKernel_raw": 5346}]
-        new = [{"BM_LaunchKernel_cudakit": 5273, "BM_LaunchKernel_raw": 5226},
-               {"BM_LaunchKernel_cudakit": 5217, "BM_LaunchKernel_raw": 5067}]
+        old = processes("BM_LaunchKernel", (5178, 5168), (4632, 5346))
+        new = processes("BM_LaunchKernel", (5273, 5226), (5217, 5067))
         _, _, rows = core_ab_table.compare(core_ab_table.parse(run(old, new)))
         # The ranges miss each other (0.866-1.002 against 1.009-1.030), by less than old's own spread.
         self.assertEqual(verdict(rows, "BM_LaunchKernel_cudakit"), "within noise")
 
     def test_ranges_further_apart_than_their_spread_are_a_change(self):
-        old = [{"BM_StreamCreateDestroy_cudakit": 7204, "BM_StreamCreateDestroy_raw": 6278},
-               {"BM_StreamCreateDestroy_cudakit": 7340, "BM_StreamCreateDestroy_raw": 6347}]
-        new = [{"BM_StreamCreateDestroy_cudakit": 6749, "BM_StreamCreateDestroy_raw": 6602},
-               {"BM_StreamCreateDestroy_cudakit": 6603, "BM_StreamCreateDestroy_raw": 6461}]
+        old = processes("BM_StreamCreateDestroy", (7204, 6278), (7340, 6347))
+        new = processes("BM_StreamCreateDestroy", (6749, 6602), (6603, 6461))
         _, _, rows = core_ab_table.compare(core_ab_table.parse(run(old, new)))
         self.assertEqual(verdict(rows, "BM_StreamCreateDestroy_cudakit"), "new faster by 10.9% at least")
         _, _, rows = core_ab_table.compare(core_ab_table.parse(run(new, old)))
@@ -88,8 +89,7 @@ class CompareTest(unittest.TestCase):
             core_ab_table.compare(core_ab_table.parse(process("gpu-bundle-old", {"BM_A_raw": 1})))
 
     def test_table_names_both_bundles_and_every_row(self):
-        old = [{"BM_A_cudakit": 1100, "BM_A_raw": 1000}]
-        new = [{"BM_A_cudakit": 1000, "BM_A_raw": 1000}]
+        old, new = processes("BM_A", (1100, 1000)), processes("BM_A", (1000, 1000))
         text = core_ab_table.table(*core_ab_table.compare(core_ab_table.parse(run(old, new))))
         self.assertIn("old gpu-bundle-old, new gpu-bundle-new", text)
         self.assertIn("| BM_A_cudakit | 1,100-1,100 | 1,000-1,000 | 0.909 | 1.100-1.100 | 1.000-1.000 | new faster by 9.1% at least |",
