@@ -234,15 +234,22 @@ def area_graphs(out, plots):
     return rows
 
 
-def area_core(out, plots):
-    t = text(os.path.join(out, "core.txt"))
+def core_bench_times(t, ways=r"cudakit\w*?|raw"):
+    """{case: {way: ns}} from core_bench's printed rows, BM_<case>_<way>, for the ways the regex
+    `ways` matches: `raw`, the CUDA call alone, and cudakit's (`cudakit`, `cudakit_current_stream`;
+    bench/core_ab_table.py adds `listened`, launch_kernel with a trace listener)."""
     times = {}
     # Repeated runs print aggregates (Note [Interleaved repetitions] in scripts/device-bench.sh):
     # the medians are taken; a run of one repetition each prints plain rows.
     medians = re.search(r"^BM_\w+_median\s", t, re.M) is not None
-    pattern = r"^BM_(\w+?)_(cudakit\w*?|raw)" + ("_median" if medians else "") + r"\s+(\d+) ns"
+    pattern = rf"^BM_(\w+?)_({ways})" + ("_median" if medians else "") + r"\s+(\d+) ns"
     for m in re.finditer(pattern, t, re.M):
         times.setdefault(m.group(1), {})[m.group(2)] = float(m.group(3))
+    return times
+
+
+def area_core(out, plots):
+    times = core_bench_times(text(os.path.join(out, "core.txt")))
     rows = []
     for case, by in times.items():
         ours = by.get("cudakit", by.get("cudakit_current_stream"))

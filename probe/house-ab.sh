@@ -9,8 +9,8 @@
 # 1. device-bench part python with the pass-through library built from this tree (its turns_
 #    functions: Note [The pluggable path's floor in turns]), SKIP_PYTEST=1 (python.tgz);
 # 2. scripts/device-ab.sh 6716d75 against 14dd232, allocator rows and the core (launch) rows
-#    (HOUSE_PARTS, default "alloc core"), three processes each (ab_house.txt), the A/B of the house's code moves against the commit
-#    before them;
+#    (HOUSE_PARTS, default "alloc core"), three processes each (ab_house.txt), the A/B of the
+#    house's code moves against the commit before them;
 # 3. with CORE_AB=1, scripts/device-ab.sh c40a480 against the bundle under test, the core rows
 #    (ab_core.txt).
 set -uo pipefail
@@ -35,8 +35,8 @@ PYTHONPATH=$PWD/build-python SKIP_TIER=1 SKIP_PYTEST=1 PARTS=python OUT=/tmp/p t
 cp /tmp/p.log /tmp/p/ 2>/dev/null; tar -czf "$out/python.tgz" -C /tmp p
 grep -E "turns|pass-through|pass_through" /tmp/p/python.err /tmp/p/report.md 2>/dev/null | cut -c1-300 | head -6
 stamp "python part done"
-OUT=/tmp/house ROUNDS=3 AB_PARTS="${HOUSE_PARTS:-alloc core}" timeout 150 bash scripts/device-ab.sh "$PWD/gpu-bundle-6716d75" \
-  "$PWD/gpu-bundle-14dd232" > "$out/ab_house.txt" 2>&1
+OUT=/tmp/house ROUNDS=3 AB_PARTS="${HOUSE_PARTS:-alloc core}" timeout 150 bash scripts/device-ab.sh \
+  "$PWD/gpu-bundle-6716d75" "$PWD/gpu-bundle-14dd232" > "$out/ab_house.txt" 2>&1
 cp /tmp/house/ab_alloc.jsonl "$out/ab_house_alloc.jsonl" 2>/dev/null
 grep -E "pair_1MiB|gpt_train.ns|serve_kv.ns|threads_16_over_1 " "$out/ab_house.txt" | head -6
 stamp "house A/B done"

@@ -15,8 +15,8 @@ FUNCTION = re.compile(r"^[0-9a-f]+ <(.*)>:$")
 
 def functions(path):
     """{demangled name: [normalised instructions]}."""
-    listing = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", path], capture_output=True, text=True,
-                             check=True).stdout
+    listing = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", path], capture_output=True,
+                             text=True, check=True).stdout
     found, current = {}, None
     for line in listing.splitlines():
         start = FUNCTION.match(line)
